@@ -1,0 +1,46 @@
+// hotline: the voice agent server's single executable. Subcommands register themselves from
+// cmd_*.cc files (see cli.h).
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "app/cli.h"
+
+namespace {
+
+void PrintHelp() {
+  std::cout << "hotline — a voice agent server for call centres\n\n"
+               "usage: hotline <command> [args...]\n\ncommands:\n";
+  for (const auto& [name, cmd] : hotline::cli::CommandRegistry::Get().all()) {
+    std::cout << "  " << name;
+    for (size_t i = name.size(); i < 10; ++i) std::cout << ' ';
+    std::cout << cmd.summary << "\n";
+  }
+  std::cout << "\n`hotline <command> --help` shows a command's usage.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    PrintHelp();
+    return args.empty() ? 2 : 0;
+  }
+  const auto* cmd = hotline::cli::CommandRegistry::Get().Find(args[0]);
+  if (cmd == nullptr) {
+    std::cerr << "hotline: unknown command '" << args[0] << "' (try `hotline help`)\n";
+    return 2;
+  }
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (!rest.empty() && (rest[0] == "--help" || rest[0] == "-h")) {
+    std::cout << cmd->usage;
+    return 0;
+  }
+  try {
+    return cmd->run(rest);
+  } catch (const std::exception& e) {
+    std::cerr << "hotline: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

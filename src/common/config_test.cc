@@ -1,0 +1,133 @@
+#include "common/config.h"
+
+#include <gtest/gtest.h>
+
+namespace hotline {
+namespace {
+
+struct KvConfig {
+  int block_tokens = 16;
+  std::string dtype = "f16";
+  template <class V>
+  void Visit(V& v) {
+    v.Field("block_tokens", block_tokens, "tokens per block");
+    v.Field("dtype", dtype, "f16 or q8_0");
+  }
+  Status Validate() const {
+    if (dtype != "f16" && dtype != "q8_0") {
+      return InvalidArgumentError("dtype must be f16 or q8_0, got '" + dtype + "'");
+    }
+    return Status::Ok();
+  }
+};
+
+struct EngineConfig {
+  int max_batch_size = 8;
+  double temperature = 0.7;
+  bool flash_attention = true;
+  std::vector<std::string> stop = {"</s>"};
+  KvConfig kv;
+  template <class V>
+  void Visit(V& v) {
+    v.Field("max_batch_size", max_batch_size, "sequences per step");
+    v.Field("temperature", temperature, "sampling temperature");
+    v.Field("flash_attention", flash_attention, "fused attention");
+    v.Field("stop", stop, "stop strings");
+    v.Section("kv", kv);
+  }
+  Status Validate() const {
+    if (max_batch_size < 1) return InvalidArgumentError("max_batch_size must be >= 1");
+    return Status::Ok();
+  }
+};
+
+struct RootConfig {
+  std::string log_level = "info";
+  EngineConfig engine;
+  template <class V>
+  void Visit(V& v) {
+    v.Field("log_level", log_level, "log level");
+    v.Section("engine", engine);
+  }
+};
+
+TEST(Config, ReadsNestedValuesAndKeepsDefaults) {
+  RootConfig c;
+  Status s = ParseConfigYaml("engine:\n  max_batch_size: 32\n  kv:\n    dtype: q8_0\n", "x.yaml", c);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(c.engine.max_batch_size, 32);
+  EXPECT_EQ(c.engine.kv.dtype, "q8_0");
+  EXPECT_EQ(c.engine.kv.block_tokens, 16);
+  EXPECT_DOUBLE_EQ(c.engine.temperature, 0.7);
+  EXPECT_EQ(c.log_level, "info");
+}
+
+TEST(Config, UnknownKeyNamesPathAndLine) {
+  RootConfig c;
+  Status s = ParseConfigYaml("log_level: info\nengine:\n  max_batch_sise: 4\n", "hotline.yaml", c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("hotline.yaml:3"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("engine.max_batch_sise"), std::string::npos) << s;
+}
+
+TEST(Config, WrongTypeNamesPathLineAndType) {
+  RootConfig c;
+  Status s = ParseConfigYaml("engine:\n  kv:\n    block_tokens: many\n", "h.yaml", c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("h.yaml:3"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("engine.kv.block_tokens"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("integer"), std::string::npos) << s;
+  s = ParseConfigYaml("engine:\n  flash_attention: 3\n", "h.yaml", c);
+  EXPECT_FALSE(s.ok());
+  s = ParseConfigYaml("engine: 5\n", "h.yaml", c);
+  EXPECT_FALSE(s.ok());
+  s = ParseConfigYaml("engine:\n  max_batch_size: 99999999999\n", "h.yaml", c);
+  EXPECT_FALSE(s.ok());
+}
+
+TEST(Config, InvalidYamlNamesLine) {
+  RootConfig c;
+  Status s = ParseConfigYaml("engine:\n  kv: [unclosed\n", "h.yaml", c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("h.yaml:"), std::string::npos) << s;
+}
+
+TEST(Config, OverridesApplyToAnyKey) {
+  RootConfig c;
+  ASSERT_TRUE(ApplyConfigOverride("engine.max_batch_size=16", c).ok());
+  ASSERT_TRUE(ApplyConfigOverride("engine.kv.dtype=q8_0", c).ok());
+  ASSERT_TRUE(ApplyConfigOverride("engine.stop=[a, b]", c).ok());
+  EXPECT_EQ(c.engine.max_batch_size, 16);
+  EXPECT_EQ(c.engine.kv.dtype, "q8_0");
+  EXPECT_EQ(c.engine.stop, (std::vector<std::string>{"a", "b"}));
+  Status s = ApplyConfigOverride("engine.nope=1", c);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("engine.nope"), std::string::npos);
+  EXPECT_FALSE(ApplyConfigOverride("engine.max_batch_size", c).ok());
+  EXPECT_FALSE(ApplyConfigOverride("engine..x=1", c).ok());
+}
+
+TEST(Config, ValidateReportsSectionPath) {
+  RootConfig c;
+  c.engine.kv.dtype = "q2";
+  Status s = ValidateConfig(c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("engine.kv"), std::string::npos) << s;
+  c.engine.kv.dtype = "f16";
+  EXPECT_TRUE(ValidateConfig(c).ok());
+}
+
+TEST(Config, DumpRoundTrips) {
+  RootConfig a;
+  a.engine.max_batch_size = 3;
+  a.engine.stop = {"x"};
+  std::string text = DumpConfigYaml(a);
+  RootConfig b;
+  ASSERT_TRUE(ParseConfigYaml(text, "dump", b).ok()) << text;
+  EXPECT_EQ(b.engine.max_batch_size, 3);
+  EXPECT_EQ(b.engine.stop, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(DescribeConfig(a).size(), 7u);
+}
+
+}  // namespace
+}  // namespace hotline

@@ -1,0 +1,42 @@
+#include "common/status.h"
+
+#include <gtest/gtest.h>
+
+namespace hotline {
+namespace {
+
+Result<int> Half(int x) {
+  if (x % 2) return InvalidArgumentError("odd: " + std::to_string(x));
+  return x / 2;
+}
+
+Result<int> Quarter(int x) {
+  ASSIGN_OR_RETURN(int h, Half(x));
+  ASSIGN_OR_RETURN(int q, Half(h));
+  return q;
+}
+
+TEST(Status, OkAndErrors) {
+  EXPECT_TRUE(Status::Ok().ok());
+  Status s = NotFoundError("no such file x.wav");
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_EQ(s.ToString(), "NOT_FOUND: no such file x.wav");
+  EXPECT_EQ(s.WithContext("loading").message(), "loading: no such file x.wav");
+}
+
+TEST(Result, PropagatesErrors) {
+  EXPECT_EQ(*Quarter(8), 2);
+  auto r = Quarter(6);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "odd: 3");
+}
+
+TEST(Result, OkStatusWithoutValueBecomesInternal) {
+  Result<int> r{Status::Ok()};
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+}
+
+}  // namespace
+}  // namespace hotline
