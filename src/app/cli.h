@@ -1,7 +1,9 @@
 // The `hotline` command line: a registry of command groups and a small argument parser.
 //
-// Each group (`audio`, `engine`, `asr`, ...) lives in its own cmd_<group>.cc in this folder and
-// registers itself with a static CommandRegistrar; the executable compiles every cmd_*.cc
+// Each command lives in its own cmd_<group>[_<name>].cc in this folder and registers itself with a
+// static CommandRegistrar under a one- or two-word name ("version", "engine run", "audio convert");
+// `hotline engine run ...` finds "engine run" first, then "engine". The executable compiles every
+// cmd_*.cc the executable compiles every cmd_*.cc
 // directly, so registration cannot be dropped by the linker.
 //
 // Contract for commands: return 0 on success; on failure print one line "hotline: <reason>" to
@@ -51,7 +53,7 @@ class Args {
 using CommandFn = std::function<int(std::span<const std::string> args)>;
 
 struct Command {
-  std::string name;     // "audio"
+  std::string name;     // "version" or "engine run"
   std::string summary;  // one line for `hotline help`
   std::string usage;    // full usage text for `hotline <name> --help`
   CommandFn run;

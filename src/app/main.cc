@@ -13,7 +13,7 @@ void PrintHelp() {
                "usage: hotline <command> [args...]\n\ncommands:\n";
   for (const auto& [name, cmd] : hotline::cli::CommandRegistry::Get().all()) {
     std::cout << "  " << name;
-    for (size_t i = name.size(); i < 10; ++i) std::cout << ' ';
+    for (size_t i = name.size(); i < 24; ++i) std::cout << ' ';
     std::cout << cmd.summary << "\n";
   }
   std::cout << "\n`hotline <command> --help` shows a command's usage.\n";
@@ -27,12 +27,22 @@ int main(int argc, char** argv) {
     PrintHelp();
     return args.empty() ? 2 : 0;
   }
-  const auto* cmd = hotline::cli::CommandRegistry::Get().Find(args[0]);
+  // Two-word commands ("engine run") are registered under their full name.
+  const auto& registry = hotline::cli::CommandRegistry::Get();
+  size_t used = 1;
+  const hotline::cli::Command* cmd = nullptr;
+  if (args.size() >= 2) cmd = registry.Find(args[0] + " " + args[1]);
+  if (cmd != nullptr) {
+    used = 2;
+  } else {
+    cmd = registry.Find(args[0]);
+  }
   if (cmd == nullptr) {
-    std::cerr << "hotline: unknown command '" << args[0] << "' (try `hotline help`)\n";
+    std::cerr << "hotline: unknown command '" << args[0] << (args.size() >= 2 ? " " + args[1] : "")
+              << "' (try `hotline help`)\n";
     return 2;
   }
-  std::vector<std::string> rest(args.begin() + 1, args.end());
+  std::vector<std::string> rest(args.begin() + used, args.end());
   if (!rest.empty() && (rest[0] == "--help" || rest[0] == "-h")) {
     std::cout << cmd->usage;
     return 0;
