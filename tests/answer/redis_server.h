@@ -1,0 +1,34 @@
+// A real redis-server child process on a free loopback port, for integration tests.
+//
+// Start() picks a free port (bind to port 0, read it back), runs
+// `redis-server --port N --bind 127.0.0.1 --save '' --appendonly no` and waits until it answers
+// PING. Kill() sends SIGKILL (a crash, not a clean shutdown); Restart() starts it again on the
+// same port. The destructor kills it. Not thread-safe; one per test.
+#pragma once
+
+#include <sys/types.h>
+
+#include "common/status.h"
+
+namespace hotline::testing {
+
+class RedisServer {
+ public:
+  RedisServer() = default;
+  ~RedisServer();
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+
+  Status Start();    // on a new free port
+  Status Restart();  // on the same port
+  void Kill();
+  int port() const { return port_; }
+  bool running() const { return pid_ > 0; }
+
+ private:
+  Status Launch();
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+}  // namespace hotline::testing

@@ -1,0 +1,136 @@
+// RedisStore against a real redis-server on a loopback port: sharing between two stores (two
+// Hotline processes), fallback to the local store when Redis is killed, and sharing again after
+// it is restarted.
+#include "answer/redis_store.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "answer/result_cache.h"
+#include "redis_server.h"
+
+namespace hotline::answer {
+namespace {
+
+using std::chrono::milliseconds;
+
+RedisStoreConfig ConfigFor(int port) {
+  RedisStoreConfig c;
+  c.port = port;
+  c.key_prefix = "test:";
+  c.backoff_initial_ms = 20;
+  c.backoff_max_ms = 80;
+  c.command_timeout_ms = 200;
+  c.local.capacity_bytes = 1 << 20;
+  return c;
+}
+
+std::optional<std::string> GetOrDie(Store& s, std::string_view key) {
+  auto v = s.Get(key);
+  EXPECT_TRUE(v.ok()) << v.status();
+  return v.ok() ? *v : std::nullopt;
+}
+
+// Retries until `pred` holds or 3 s pass (reconnection waits for the backoff window).
+template <class Pred>
+bool Eventually(Pred pred) {
+  for (int i = 0; i < 300; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return false;
+}
+
+class RedisStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Status s = server_.Start();
+    ASSERT_TRUE(s.ok()) << s;
+    a_ = RedisStore::Create(ConfigFor(server_.port())).value();
+    b_ = RedisStore::Create(ConfigFor(server_.port())).value();
+  }
+  testing::RedisServer server_;
+  std::unique_ptr<RedisStore> a_, b_;
+};
+
+TEST_F(RedisStoreTest, TwoProcessesShareEntriesAndStamps) {
+  ASSERT_TRUE(a_->Set("greeting", "hello", milliseconds(10'000)).ok());
+  EXPECT_EQ(GetOrDie(*b_, "greeting"), "hello");
+  ASSERT_TRUE(b_->Delete("greeting").ok());
+  EXPECT_EQ(GetOrDie(*a_, "greeting"), std::nullopt);  // Redis is authoritative while up
+
+  EXPECT_EQ(a_->BumpVersion("kb:article:1").value(), 1u);
+  EXPECT_EQ(b_->BumpVersion("kb:article:1").value(), 2u);
+  EXPECT_EQ(a_->Versions({"kb:article:1", "never"}).value(), (std::vector<uint64_t>{2, 0}));
+
+  // Binary values survive the round trip.
+  const std::string bytes("\x00\x01\x02\xff\r\n", 6);
+  ASSERT_TRUE(a_->Set("audio", bytes, milliseconds(10'000)).ok());
+  EXPECT_EQ(GetOrDie(*b_, "audio"), bytes);
+  EXPECT_EQ(a_->Stats().remote_errors, 0u);
+}
+
+TEST_F(RedisStoreTest, RedisTtlApplies) {
+  ASSERT_TRUE(a_->Set("short", "v", milliseconds(50)).ok());
+  EXPECT_TRUE(Eventually([&] { return !GetOrDie(*b_, "short").has_value(); }));
+}
+
+TEST_F(RedisStoreTest, KilledMidTestServesLocallyThenSharingResumes) {
+  // A L3 cache over each store, as two Hotline processes would have.
+  ResultCache cache_a(*a_, ResultCacheConfig{});
+  ResultCache cache_b(*b_, ResultCacheConfig{});
+  CachedAnswer answer;
+  answer.text = "Refunds reach your card within 5 to 7 business days.";
+  answer.source = "kb";
+  answer.depends_on = {"kb:article:refund"};
+  ASSERT_TRUE(cache_a.Insert("how long does a refund take", answer).ok());
+  // B sees A's answer through Redis (and keeps a local copy of what it saw).
+  auto seen = cache_b.Lookup("how long does a refund take");
+  ASSERT_TRUE(seen.ok() && seen->has_value());
+
+  server_.Kill();
+
+  // Answers keep coming from each process's local store.
+  for (int i = 0; i < 20; ++i) {
+    auto ra = cache_a.Lookup("how long does a refund take");
+    auto rb = cache_b.Lookup("how long does a refund take");
+    ASSERT_TRUE(ra.ok() && ra->has_value()) << "lookup " << i;
+    ASSERT_TRUE(rb.ok() && rb->has_value()) << "lookup " << i;
+    EXPECT_EQ((*rb)->text, answer.text);
+  }
+  // Writes during the outage succeed locally.
+  ASSERT_TRUE(a_->Set("during-outage", "local only", milliseconds(10'000)).ok());
+  EXPECT_EQ(GetOrDie(*a_, "during-outage"), "local only");
+  EXPECT_GT(a_->Stats().remote_errors, 0u);
+  EXPECT_GT(a_->Stats().local_fallbacks, 0u);
+  EXPECT_TRUE(a_->down());
+  // An invalidation made during the outage is replayed into Redis after reconnection.
+  ASSERT_TRUE(a_->BumpVersion("kb:article:refund").ok());
+
+  ASSERT_TRUE(server_.Restart().ok());
+
+  // Sharing resumes once the backoff window has passed.
+  EXPECT_TRUE(Eventually([&] {
+    return a_->Set("after-restart", "shared again", milliseconds(10'000)).ok() && !a_->down() &&
+           GetOrDie(*b_, "after-restart") == std::optional<std::string>("shared again");
+  }));
+  EXPECT_FALSE(b_->down());
+  EXPECT_GE(a_->Stats().reconnects, 2u);  // first connection + the one after the restart
+  EXPECT_GE(b_->Versions({"kb:article:refund"}).value()[0], 1u);
+}
+
+TEST(RedisStore, UnreachableFromTheStartServesLocally) {
+  testing::RedisServer server;
+  ASSERT_TRUE(server.Start().ok());
+  const int port = server.port();
+  server.Kill();  // nothing listens on this port now
+  auto store = RedisStore::Create(ConfigFor(port)).value();
+  ASSERT_TRUE(store->Set("k", "v", milliseconds(10'000)).ok());
+  EXPECT_EQ(GetOrDie(*store, "k"), "v");
+  EXPECT_FALSE(store->Ping().ok());
+  EXPECT_GE(store->Stats().remote_errors, 1u);
+}
+
+}  // namespace
+}  // namespace hotline::answer
