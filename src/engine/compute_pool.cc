@@ -1,0 +1,96 @@
+#include "engine/compute_pool.h"
+
+#include <algorithm>
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HOTLINE_CPU_RELAX() _mm_pause()
+#else
+#define HOTLINE_CPU_RELAX() std::this_thread::yield()
+#endif
+
+namespace hotline::engine {
+
+ComputePool::ComputePool(int threads, int spin_us) : spin_us_(std::max(0, spin_us)) {
+  threads = std::max(1, threads);
+  workers_.reserve(static_cast<size_t>(threads - 1));
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
+}
+
+ComputePool::~ComputePool() {
+  stop_.store(true, std::memory_order_release);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  generation_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ComputePool::WorkerLoop(int index) {
+  uint32_t seen = generation_.load(std::memory_order_acquire);
+  const int n = num_threads();
+  for (;;) {
+    // Spin briefly: in a decode step the next matmul follows within microseconds.
+    const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
+    uint32_t g = generation_.load(std::memory_order_acquire);
+    while (g == seen) {
+      for (int i = 0; i < 64 && g == seen; ++i) {
+        HOTLINE_CPU_RELAX();
+        g = generation_.load(std::memory_order_acquire);
+      }
+      if (g != seen || std::chrono::steady_clock::now() >= spin_until) break;
+    }
+    while (g == seen) {
+      generation_.wait(seen, std::memory_order_acquire);
+      g = generation_.load(std::memory_order_acquire);
+    }
+    seen = g;
+    if (stop_.load(std::memory_order_acquire)) return;
+    (*job_)(index, n);
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
+void ComputePool::Run(FnRef<void(int thread, int n_threads)> fn) {
+  const int n = num_threads();
+  if (n == 1) {
+    fn(0, 1);
+    return;
+  }
+  job_ = &fn;
+  pending_.store(n - 1, std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  generation_.notify_all();
+  fn(0, n);
+  // Workers finish within the job's length; spin, yielding now and then in case a worker was
+  // descheduled by another process.
+  int spins = 0;
+  while (pending_.load(std::memory_order_acquire) != 0) {
+    if (++spins < 4096) {
+      HOTLINE_CPU_RELAX();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  job_ = nullptr;
+}
+
+void ComputePool::ParallelFor(int64_t n, int64_t grain,
+                              FnRef<void(int64_t begin, int64_t end, int thread)> fn) {
+  if (n <= 0) return;
+  const int threads = num_threads();
+  if (grain <= 0) grain = std::max<int64_t>(1, n / (4 * threads));
+  if (threads == 1 || n <= grain) {
+    for (int64_t b = 0; b < n; b += grain) fn(b, std::min(n, b + grain), 0);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  Run([&](int thread, int) {
+    for (;;) {
+      const int64_t b = next.fetch_add(grain, std::memory_order_relaxed);
+      if (b >= n) break;
+      fn(b, std::min(n, b + grain), thread);
+    }
+  });
+}
+
+}  // namespace hotline::engine

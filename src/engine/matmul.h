@@ -1,0 +1,65 @@
+// MatMul: the engine's weight x activation products, the hot path of every forward pass.
+//
+// Weights stay in their GGUF format (mmap'ed, never dequantized as a whole). For quantized
+// weight types the activations are quantized per block to 8 bits first (a Q8_0-like block of 32
+// for Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 weights, a Q8_K-like block of 256 for the K-quants) and the
+// kernels compute integer dot products; F32/F16/BF16 weights multiply float activations.
+//
+// Code paths: a portable scalar path (any CPU, the reference), AVX2+FMA+F16C, and AVX2 with
+// AVX-VNNI; the best one the CPU supports is chosen at run time (see SetKernelIsa). Tests hold
+// every path equal to the scalar one within float-rounding tolerance.
+//
+// Threading: the rows of W are split over the ComputePool's threads (dynamic chunks). For
+// n_tokens > 1 each chunk of rows is kept in cache while every token is multiplied against it,
+// so each weight row is streamed from memory once per call, not once per token.
+//
+// Thread-safety: MatMul may be called from one thread per ComputePool at a time (the pool is the
+// unit of concurrency). It allocates only when a call needs a larger activation buffer than any
+// earlier call on the same thread (steady state: no allocation).
+#pragma once
+
+#include <cstdint>
+
+#include "common/status.h"
+#include "engine/compute_pool.h"
+#include "engine/ggml_types.h"
+
+namespace hotline::engine {
+
+// A weight matrix in ggml layout: `rows` rows of `cols` elements each (GGUF ne[0] = cols,
+// ne[1] = rows), row-major, each row RowBytes(type, cols) bytes, rows contiguous. Not owned.
+struct WeightMatrix {
+  GgmlType type;
+  const void* data;
+  int64_t rows;
+  int64_t cols;
+};
+
+// OK when MatMul can use `w`: supported type, cols a multiple of the block size, rows/cols > 0,
+// data non-null. The model loader calls this once per tensor.
+Status CheckWeightMatrix(const WeightMatrix& w);
+
+// y[t * rows + r] = dot(W row r, x + t * cols) for t in [0, n_tokens).
+// `x` holds n_tokens x cols floats, `y` n_tokens x rows floats; they must not overlap.
+// REQUIRES: CheckWeightMatrix(w).ok(), n_tokens >= 0. (If violated, y is filled with NaN.)
+// Blocking: returns when the product is complete; runs on every thread of `pool`.
+void MatMul(const WeightMatrix& w, const float* x, int n_tokens, float* y, ComputePool& pool);
+
+// Instruction-set paths of the kernels.
+enum class KernelIsa { kScalar = 0, kAvx2 = 1, kAvxVnni = 2 };
+const char* KernelIsaName(KernelIsa isa);
+
+// The best path this CPU supports.
+KernelIsa BestKernelIsa();
+// The path MatMul uses (default: BestKernelIsa()). Setting a path the CPU lacks is refused.
+// Meant for start-up and benchmarks (thread-safe, but a call racing a MatMul may use either).
+Status SetKernelIsa(KernelIsa isa);
+KernelIsa ActiveKernelIsa();
+// Parses "auto", "scalar", "avx2", "avxvnni".
+Result<KernelIsa> ParseKernelIsa(const char* name);
+
+// MatMul on an explicit path (tests compare paths with this). REQUIRES: the CPU supports `isa`.
+void MatMulWithIsa(const WeightMatrix& w, const float* x, int n_tokens, float* y,
+                   ComputePool& pool, KernelIsa isa);
+
+}  // namespace hotline::engine

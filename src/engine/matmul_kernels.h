@@ -1,0 +1,66 @@
+// Internal interface between the MatMul driver (matmul.cc) and the per-ISA kernel files
+// (matmul_scalar.cc, matmul_x86.h compiled into matmul_avx2.cc / matmul_avxvnni.cc).
+// Not for use outside src/engine/matmul*.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/ggml_types.h"
+#include "engine/quant_blocks.h"
+
+namespace hotline::engine::matmul_internal {
+
+// Activation block for the legacy weight formats (blocks of 32).
+struct ActQ8 {
+  float d;          // scale: x ~= d * qs
+  float s;          // d * sum(qs), for formats with a per-block minimum (Q4_1, Q5_1)
+  int8_t qs[32];
+  int32_t neg8[8];  // -8 * (sum of qs[4k .. 4k+3]): seeds VPDPBUSD so unsigned nibble codes
+                    // come out as signed (q - 8); Q5_0 uses twice this.
+};
+static_assert(sizeof(ActQ8) == 72);
+
+// Activations of the K-quants: BlockQ8_K (d float, qs[256], bsums of 16).
+
+enum class ActFormat { kF32, kQ8, kQ8K };
+inline ActFormat ActFormatFor(GgmlType t) {
+  switch (t) {
+    case GgmlType::F32:
+    case GgmlType::F16:
+    case GgmlType::BF16:
+      return ActFormat::kF32;
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K:
+    case GgmlType::Q6_K:
+      return ActFormat::kQ8K;
+    default:
+      return ActFormat::kQ8;
+  }
+}
+// Bytes of one token's activations in `f` for `cols` columns.
+inline int64_t ActRowBytes(ActFormat f, int64_t cols) {
+  switch (f) {
+    case ActFormat::kF32: return cols * 4;
+    case ActFormat::kQ8: return cols / kQK * static_cast<int64_t>(sizeof(ActQ8));
+    case ActFormat::kQ8K: return cols / kQKK * static_cast<int64_t>(sizeof(BlockQ8_K));
+  }
+  return 0;
+}
+
+// Computes y[t * y_stride + r] = dot(weight row r, activations of token t) for r < nr, t < nt.
+// Weight row r starts at w + r * w_stride; token t's activations at act + t * act_stride.
+using TileFn = void (*)(const uint8_t* w, int64_t w_stride, int nr, const uint8_t* act,
+                        int64_t act_stride, int nt, int64_t cols, float* y, int64_t y_stride);
+
+struct KernelTable {
+  TileFn tile[31] = {};  // indexed by GGUF type id; nullptr = not handled by this path
+  void (*quantize_q8)(const float* x, ActQ8* out, int64_t n_blocks) = nullptr;
+  void (*quantize_q8k)(const float* x, BlockQ8_K* out, int64_t n_blocks) = nullptr;
+};
+
+const KernelTable& ScalarKernels();
+// nullptr when this build has no such path (non-x86 targets).
+const KernelTable* Avx2Kernels();
+const KernelTable* AvxVnniKernels();
+
+}  // namespace hotline::engine::matmul_internal
