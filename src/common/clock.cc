@@ -1,0 +1,10 @@
+#include "common/clock.h"
+
+namespace hotline {
+
+SystemClock& SystemClock::Get() {
+  static SystemClock clock;
+  return clock;
+}
+
+}  // namespace hotline

@@ -1,0 +1,93 @@
+#include "common/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <latch>
+#include <vector>
+
+namespace hotline {
+namespace {
+
+TEST(ThreadPool, RunsEveryTaskBeforeShutdownReturns) {
+  std::atomic<int> done{0};
+  {
+    ThreadPool pool(2, 64);
+    for (int i = 0; i < 50; ++i) ASSERT_TRUE(pool.Submit([&] { done.fetch_add(1); }).ok());
+  }
+  EXPECT_EQ(done.load(), 50);
+}
+
+TEST(ThreadPool, SaturatedPoolRefusesInsteadOfQueueingForever) {
+  ThreadPool pool(1, 1);
+  std::latch release(1);
+  std::latch started(1);
+  ASSERT_TRUE(pool.Submit([&] {
+    started.count_down();
+    release.wait();
+  }).ok());
+  started.wait();
+  Status fill = pool.TrySubmit([] {});  // fills the single queue slot
+  Status over = pool.TrySubmit([] {});
+  release.count_down();
+  EXPECT_TRUE(fill.ok()) << fill;
+  EXPECT_EQ(over.code(), StatusCode::kResourceExhausted);
+}
+
+TEST(ThreadPool, ThrowingTaskIsCountedAndWorkerSurvives) {
+  ThreadPool pool(1, 8);
+  std::atomic<bool> ran{false};
+  ASSERT_TRUE(pool.Submit([] { throw std::runtime_error("boom"); }).ok());
+  ASSERT_TRUE(pool.Submit([&] { ran = true; }).ok());
+  pool.Shutdown();
+  EXPECT_TRUE(ran.load());
+  EXPECT_EQ(pool.tasks_failed(), 1u);
+}
+
+TEST(Strand, KeepsOrderPerStrandAndNeverOverlaps) {
+  ThreadPool pool(2, 256);
+  constexpr int kStrands = 4, kTasks = 300;
+  std::vector<std::unique_ptr<Strand>> strands;
+  std::vector<std::vector<int>> order(kStrands);
+  std::vector<std::atomic<int>> inside(kStrands);
+  std::atomic<bool> overlapped{false};
+  for (int s = 0; s < kStrands; ++s) strands.push_back(std::make_unique<Strand>(pool));
+  for (int i = 0; i < kTasks; ++i) {
+    for (int s = 0; s < kStrands; ++s) {
+      Status st = strands[s]->Post([&, s, i] {
+        if (inside[s].fetch_add(1) != 0) overlapped = true;
+        order[s].push_back(i);
+        inside[s].fetch_sub(1);
+      });
+      ASSERT_TRUE(st.ok()) << st;
+    }
+  }
+  pool.Shutdown();
+  EXPECT_FALSE(overlapped.load());
+  for (int s = 0; s < kStrands; ++s) {
+    ASSERT_EQ(order[s].size(), static_cast<size_t>(kTasks));
+    for (int i = 0; i < kTasks; ++i) EXPECT_EQ(order[s][i], i);
+  }
+}
+
+TEST(Strand, BoundsPendingTasks) {
+  ThreadPool pool(1, 8);
+  std::latch release(1);
+  std::latch started(1);
+  Strand strand(pool);
+  ASSERT_TRUE(strand.Post([&] {
+    started.count_down();
+    release.wait();
+  }, 2).ok());
+  started.wait();  // the first task is running, so it no longer counts as pending
+  Status second = strand.Post([] {}, 2);
+  Status third = strand.Post([] {}, 2);
+  Status fourth = strand.Post([] {}, 2);
+  release.count_down();
+  EXPECT_TRUE(second.ok()) << second;
+  EXPECT_TRUE(third.ok()) << third;
+  EXPECT_EQ(fourth.code(), StatusCode::kResourceExhausted);
+}
+
+}  // namespace
+}  // namespace hotline
