@@ -1,0 +1,41 @@
+// Fused attention over the KV cache with online softmax.
+//
+// For each query token i (of sequence seqs[i], seeing positions [0, n_ctx[i]) of that sequence)
+// and each query head h: out = sum_j softmax_j(q·k_j * scale) v_j, where k_j, v_j are the rows of
+// KV head h / (n_head / n_head_kv) (grouped-query attention). Scores are never materialized for
+// the whole context: positions are walked in chunks of kAttentionChunk with a running maximum and
+// running denominator (the "online softmax" of FlashAttention), so memory is O(head_dim) per
+// head whatever the context length. Causality within a batch comes from n_ctx: a token at
+// position p sees n_ctx = p + 1 positions, so it never sees a later token of its own batch even
+// though their K/V are already stored.
+//
+// Work is split over (token, KV head) pairs on the ComputePool; the query heads that share a KV
+// head are processed together so each K/V row is converted from the cache type once.
+//
+// Threads: call from the pool's owner thread; blocks until done. Allocates only thread-local
+// scratch when a larger head group or head dimension than before is seen.
+#pragma once
+
+#include <span>
+
+#include "engine/compute_pool.h"
+#include "engine/kv_cache.h"
+
+namespace hotline::engine {
+
+inline constexpr int kAttentionChunk = 32;
+
+struct AttentionArgs {
+  const KvCache* kv = nullptr;
+  int layer = 0;
+  int n_head = 0;  // query heads; a multiple of kv->layout().n_head_kv
+  float scale = 1.0f;
+  std::span<const int> seqs;   // per query token
+  std::span<const int> n_ctx;  // per query token: positions visible (>= 1, <= capacity)
+  const float* q = nullptr;    // n_tokens x (n_head * head_dim)
+  float* out = nullptr;        // n_tokens x (n_head * head_dim)
+};
+
+void Attention(const AttentionArgs& args, ComputePool& pool);
+
+}  // namespace hotline::engine

@@ -1,0 +1,199 @@
+#include "engine/model_forward.h"
+
+#include <cmath>
+#include <string>
+#include <unordered_map>
+
+#include "engine/attention.h"
+#include "engine/matmul.h"
+#include "engine/quant.h"
+
+namespace hotline::engine {
+namespace {
+
+void RmsNorm(const float* x, const float* w, float* y, int n, float eps) {
+  float ss = 0.f;
+  for (int i = 0; i < n; ++i) ss += x[i] * x[i];
+  const float scale = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
+  for (int i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
+}
+
+void AddBias(float* y, const std::vector<float>& b, int n_tokens) {
+  if (b.empty()) return;
+  const size_t w = b.size();
+  for (int t = 0; t < n_tokens; ++t) {
+    float* row = y + t * w;
+    for (size_t i = 0; i < w; ++i) row[i] += b[i];
+  }
+}
+
+// Rotates each head of `x` (n_heads x head_dim) by the angles of one position.
+void Rope(float* x, int n_heads, int head_dim, int n_rot, RopeStyle style, const float* cos_t,
+          const float* sin_t) {
+  const int half = n_rot / 2;
+  for (int h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    if (style == RopeStyle::kAdjacentPairs) {
+      for (int i = 0; i < half; ++i) {
+        const float a = v[2 * i], b = v[2 * i + 1];
+        v[2 * i] = a * cos_t[i] - b * sin_t[i];
+        v[2 * i + 1] = a * sin_t[i] + b * cos_t[i];
+      }
+    } else {
+      for (int i = 0; i < half; ++i) {
+        const float a = v[i], b = v[i + half];
+        v[i] = a * cos_t[i] - b * sin_t[i];
+        v[i + half] = a * sin_t[i] + b * cos_t[i];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Status ForwardPass::Validate(std::span<const BatchToken> batch, KvCache& kv) {
+  const ModelHParams& hp = model_.hparams();
+  const KvLayout& L = kv.layout();
+  if (L.n_layer != hp.n_layer || L.n_head_kv != hp.n_head_kv || L.head_dim != hp.head_dim) {
+    return InvalidArgumentError("KV cache layout does not match the model");
+  }
+  // Next expected position per sequence within this batch.
+  std::unordered_map<int, int> next;
+  for (const BatchToken& b : batch) {
+    if (b.token < 0 || b.token >= hp.n_vocab) {
+      return InvalidArgumentError("token id " + std::to_string(b.token) +
+                                  " is outside the vocabulary [0, " + std::to_string(hp.n_vocab) +
+                                  ")");
+    }
+    if (b.pos < 0) return InvalidArgumentError("negative position in batch");
+    auto [it, inserted] = next.emplace(b.seq, b.pos + 1);
+    if (!inserted) {
+      if (b.pos != it->second) {
+        return InvalidArgumentError("sequence " + std::to_string(b.seq) + " has position " +
+                                    std::to_string(b.pos) + " after " +
+                                    std::to_string(it->second - 1) +
+                                    " in one batch; positions must be consecutive");
+      }
+      it->second = b.pos + 1;
+    }
+  }
+  for (const auto& [seq, end] : next) RETURN_IF_ERROR(kv.EnsureCapacity(seq, end));
+  return Status::Ok();
+}
+
+void ForwardPass::Resize(int n) {
+  const ModelHParams& hp = model_.hparams();
+  const size_t nt = static_cast<size_t>(n);
+  const size_t q_dim = static_cast<size_t>(hp.n_head) * hp.head_dim;
+  const size_t kv_dim = static_cast<size_t>(hp.n_head_kv) * hp.head_dim;
+  auto grow = [](std::vector<float>& v, size_t size) {
+    if (v.size() < size) v.resize(size);
+  };
+  grow(x_, nt * hp.n_embd);
+  grow(xn_, nt * hp.n_embd);
+  grow(tmp_, nt * hp.n_embd);
+  grow(q_, nt * q_dim);
+  grow(att_, nt * q_dim);
+  grow(k_, nt * kv_dim);
+  grow(v_, nt * kv_dim);
+  grow(gate_, nt * hp.n_ff);
+  grow(up_, nt * hp.n_ff);
+  grow(rope_cos_, nt * hp.n_rot / 2);
+  grow(rope_sin_, nt * hp.n_rot / 2);
+  seqs_.resize(nt);
+  n_ctx_.resize(nt);
+}
+
+Status ForwardPass::Run(std::span<const BatchToken> batch, KvCache& kv,
+                        std::vector<float>* logits) {
+  logits->clear();
+  if (batch.empty()) return Status::Ok();
+  RETURN_IF_ERROR(Validate(batch, kv));
+  const ModelHParams& hp = model_.hparams();
+  const int n = static_cast<int>(batch.size());
+  Resize(n);
+  const int E = hp.n_embd;
+  const int hd = hp.head_dim;
+  const int q_dim = hp.n_head * hd;
+  const int kv_dim = hp.n_head_kv * hd;
+  const int half = hp.n_rot / 2;
+  const GgmlType kv_type = KvGgmlType(kv.layout().type);
+
+  for (int t = 0; t < n; ++t) {
+    const BatchToken& b = batch[static_cast<size_t>(t)];
+    model_.EmbedToken(b.token, &x_[size_t(t) * E]);
+    seqs_[size_t(t)] = b.seq;
+    n_ctx_[size_t(t)] = b.pos + 1;
+    // Same float formulation as the reference implementations: theta_i = pos / base^(2i/n_rot).
+    for (int i = 0; i < half; ++i) {
+      const float freq =
+          1.0f / std::pow(hp.rope_freq_base, static_cast<float>(2 * i) / static_cast<float>(hp.n_rot));
+      const float val = static_cast<float>(b.pos) * freq;
+      rope_cos_[size_t(t) * half + i] = std::cos(val);
+      rope_sin_[size_t(t) * half + i] = std::sin(val);
+    }
+  }
+
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  for (int l = 0; l < hp.n_layer; ++l) {
+    const LayerWeights& L = model_.layers()[size_t(l)];
+    for (int t = 0; t < n; ++t) {
+      RmsNorm(&x_[size_t(t) * E], L.attn_norm.data(), &xn_[size_t(t) * E], E, hp.rms_eps);
+    }
+    MatMul(L.wq, xn_.data(), n, q_.data(), pool_);
+    MatMul(L.wk, xn_.data(), n, k_.data(), pool_);
+    MatMul(L.wv, xn_.data(), n, v_.data(), pool_);
+    AddBias(q_.data(), L.bq, n);
+    AddBias(k_.data(), L.bk, n);
+    AddBias(v_.data(), L.bv, n);
+    for (int t = 0; t < n; ++t) {
+      const BatchToken& b = batch[size_t(t)];
+      const float* c = &rope_cos_[size_t(t) * half];
+      const float* s = &rope_sin_[size_t(t) * half];
+      Rope(&q_[size_t(t) * q_dim], hp.n_head, hd, hp.n_rot, hp.rope_style, c, s);
+      Rope(&k_[size_t(t) * kv_dim], hp.n_head_kv, hd, hp.n_rot, hp.rope_style, c, s);
+      RETURN_IF_ERROR(QuantizeRow(kv_type, &k_[size_t(t) * kv_dim], kv.KRow(l, b.seq, b.pos), kv_dim));
+      RETURN_IF_ERROR(QuantizeRow(kv_type, &v_[size_t(t) * kv_dim], kv.VRow(l, b.seq, b.pos), kv_dim));
+    }
+    AttentionArgs args;
+    args.kv = &kv;
+    args.layer = l;
+    args.n_head = hp.n_head;
+    args.scale = scale;
+    args.seqs = std::span<const int>(seqs_.data(), size_t(n));
+    args.n_ctx = std::span<const int>(n_ctx_.data(), size_t(n));
+    args.q = q_.data();
+    args.out = att_.data();
+    Attention(args, pool_);
+    MatMul(L.wo, att_.data(), n, tmp_.data(), pool_);
+    for (size_t i = 0; i < size_t(n) * E; ++i) x_[i] += tmp_[i];
+
+    for (int t = 0; t < n; ++t) {
+      RmsNorm(&x_[size_t(t) * E], L.ffn_norm.data(), &xn_[size_t(t) * E], E, hp.rms_eps);
+    }
+    MatMul(L.w_gate, xn_.data(), n, gate_.data(), pool_);
+    MatMul(L.w_up, xn_.data(), n, up_.data(), pool_);
+    const size_t ff = size_t(n) * hp.n_ff;
+    for (size_t i = 0; i < ff; ++i) {
+      const float g = gate_[i];
+      gate_[i] = g / (1.0f + std::exp(-g)) * up_[i];
+    }
+    MatMul(L.w_down, gate_.data(), n, tmp_.data(), pool_);
+    for (size_t i = 0; i < size_t(n) * E; ++i) x_[i] += tmp_[i];
+  }
+
+  // Final norm and output projection, only for the entries that asked for logits.
+  int n_out = 0;
+  for (int t = 0; t < n; ++t) {
+    if (!batch[size_t(t)].logits) continue;
+    RmsNorm(&x_[size_t(t) * E], model_.output_norm().data(), &xn_[size_t(n_out) * E], E,
+            hp.rms_eps);
+    ++n_out;
+  }
+  if (n_out == 0) return Status::Ok();
+  logits->resize(size_t(n_out) * hp.n_vocab);
+  MatMul(model_.output(), xn_.data(), n_out, logits->data(), pool_);
+  return Status::Ok();
+}
+
+}  // namespace hotline::engine

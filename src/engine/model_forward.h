@@ -1,0 +1,60 @@
+// ForwardPass: runs a batch of tokens from any number of sequences through a Model.
+//
+// A batch is a list of (token, sequence, position) entries; entries of one sequence must have
+// consecutive increasing positions, and every earlier position of that sequence must already be in
+// the KV cache (from earlier calls or earlier entries of this batch). So one call can mix the
+// prompt chunk of a new sequence with the next decode token of several running ones: every weight
+// matrix is streamed once per call for all of them (MatMul's many-token form), which is what
+// makes batched decoding and prefill fast. K and V of each entry are written into the cache at
+// (seq, pos); the cache grows as needed.
+//
+// Logits are produced only for entries with `logits` set, in batch order.
+//
+// Ownership and threads: a ForwardPass borrows the Model and ComputePool (both must outlive it)
+// and owns its activation buffers, which grow to the largest batch seen and are then reused
+// (no allocation per token in steady state). One thread at a time calls Run().
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "common/status.h"
+#include "engine/compute_pool.h"
+#include "engine/kv_cache.h"
+#include "engine/model.h"
+
+namespace hotline::engine {
+
+struct BatchToken {
+  int32_t token = 0;
+  int seq = 0;
+  int pos = 0;
+  bool logits = false;
+};
+
+class ForwardPass {
+ public:
+  ForwardPass(const Model& model, ComputePool& pool) : model_(model), pool_(pool) {}
+
+  // Errors: InvalidArgument for a token id outside the vocabulary, a negative position, or
+  // positions of a sequence that are not consecutive; ResourceExhausted when the cache is full.
+  // On error nothing is computed (the cache may have grown).
+  Status Run(std::span<const BatchToken> batch, KvCache& kv, std::vector<float>* logits);
+
+  // Size of one token's logits.
+  int n_vocab() const { return model_.hparams().n_vocab; }
+
+ private:
+  Status Validate(std::span<const BatchToken> batch, KvCache& kv);
+  void Resize(int n);
+
+  const Model& model_;
+  ComputePool& pool_;
+  // Activations, n tokens x width each.
+  std::vector<float> x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, sel_;
+  std::vector<float> rope_cos_, rope_sin_;
+  std::vector<int> seqs_, n_ctx_;
+};
+
+}  // namespace hotline::engine
