@@ -1,0 +1,72 @@
+#include "answer/kb_bitext.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace hotline::answer {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+TEST(KbBitext, PlaceholdersBecomeSlotsAndSpokenDefaults) {
+  EXPECT_EQ(PlaceholderSlot("Order Number Anonymized"), "order_number");
+  EXPECT_EQ(PlaceholderSlot("Customer Support Phone Number"), "customer_support_phone_number");
+  EXPECT_EQ(PlaceholderSpoken("Customer Support Phone Number"), "our support line");
+  EXPECT_EQ(PlaceholderSpoken("Order Number Anonymized"), "your order number");
+  EXPECT_EQ(PlaceholderSpoken("Order History"), "Order History");
+}
+
+TEST(KbBitext, DerivesVoiceLengthArticlesFromASmallCorpus) {
+  const std::string csv =
+      "instruction,intent,entity_value,response\n"
+      "where is my order,track_order,,\"I understand your concern! Here is how:\n\n"
+      "1. Log in.\n2. Open {{Order History}}.\n\n"
+      "To track your order, log in to {{Website Name}} and open {{Order History}}. "
+      "Thank you for your patience!\"\n"
+      "track order 123,track_order,123,\"To track your order, open the {{Order Tracking}} page "
+      "on {{Website Name}}. If you need help, call {{Customer Support Phone Number}}.\"\n";
+  auto articles = DeriveBitextArticles(csv);
+  ASSERT_TRUE(articles.ok()) << articles.status();
+  ASSERT_EQ(articles->size(), 2u);
+  const Article& a = (*articles)[0];
+  EXPECT_EQ(a.intent, "track_order");
+  EXPECT_EQ(a.title, "Track order");
+  EXPECT_EQ(a.body.find("{{"), std::string::npos);
+  EXPECT_EQ(a.body.find("1."), std::string::npos);
+  EXPECT_EQ(a.body.find("understand"), std::string::npos);
+  EXPECT_NE(a.answer_template.find("{"), std::string::npos);
+  EXPECT_NE(a.questions.find("where is my order"), std::string::npos);  // no entity value
+  EXPECT_FALSE(DeriveBitextArticles("intent,response\nx,y\n").ok());
+}
+
+// The shipped demo knowledge base is exactly what `hotline kb bitext` derives from the corpus.
+TEST(KbBitext, ShippedDemoKnowledgeBaseIsReproducible) {
+  const std::string corpus =
+      ReadFile(std::string(HOTLINE_SHARED_DATA_DIR) + "/support/bitext/customer_support.csv");
+  if (corpus.empty()) GTEST_SKIP() << "Bitext corpus not found under HOTLINE_SHARED_DATA_DIR";
+  auto articles = DeriveBitextArticles(corpus);
+  ASSERT_TRUE(articles.ok()) << articles.status();
+  std::set<std::string> intents;
+  for (const auto& a : *articles) {
+    intents.insert(a.intent);
+    EXPECT_LE(a.body.size(), 240u) << a.id;
+    EXPECT_EQ(a.body.find("{{"), std::string::npos) << a.id;
+    EXPECT_FALSE(a.questions.empty()) << a.id;
+  }
+  EXPECT_EQ(intents.size(), 27u);
+  EXPECT_EQ(ArticlesToCsv(*articles),
+            ReadFile(std::string(HOTLINE_SOURCE_DIR) + "/assets/kb/bitext_kb.csv"))
+      << "regenerate with: hotline kb bitext --in " << HOTLINE_SHARED_DATA_DIR
+      << "/support/bitext/customer_support.csv --out assets/kb/bitext_kb.csv";
+}
+
+}  // namespace
+}  // namespace hotline::answer

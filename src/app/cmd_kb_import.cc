@@ -1,0 +1,45 @@
+// `hotline kb import FILE.{csv,jsonl} [--db KB.sqlite]`: all-or-nothing knowledge-base import.
+#include <iostream>
+
+#include "answer/knowledge_base.h"
+#include "app/cli.h"
+
+namespace hotline::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: hotline kb import FILE.csv|FILE.jsonl [--db KB.sqlite]\n"
+    "  Imports knowledge-base articles (columns/keys: id,title,body and optionally\n"
+    "  intent,template,questions) into the SQLite knowledge base, creating it when absent.\n"
+    "  Articles are upserted by id; a malformed record aborts the import with its line and\n"
+    "  nothing is changed.\n"
+    "  --db PATH   knowledge base file (default kb.sqlite)\n";
+
+int RunKbImport(std::span<const std::string> argv) {
+  auto args = Args::Parse(argv, {"--db"});
+  if (!args.ok()) return UsageError(args.status().message(), kUsage);
+  if (args->Has("--help")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  const std::string db = args->GetOr("--db", answer::KnowledgeBaseConfig{}.path);
+  if (Status s = args->Finish(); !s.ok()) return UsageError(s.message(), kUsage);
+  if (args->positional().size() != 1) return UsageError("expected one input file", kUsage);
+  auto kb = answer::KnowledgeBase::Open(db, /*create=*/true);
+  if (!kb.ok()) return Fail(kb.status());
+  auto report = (*kb)->ImportFile(args->positional()[0]);
+  if (!report.ok()) {
+    return Fail(Status(report.status().code(),
+                       report.status().message() + " (nothing was imported)"));
+  }
+  std::cout << "imported " << report->records << " articles into " << db << ": " << report->added
+            << " added, " << report->updated << " updated, " << report->unchanged
+            << " unchanged (generation " << report->generation << ")\n";
+  return 0;
+}
+
+const CommandRegistrar kKbImport({"kb import", "import articles into the knowledge base", kUsage,
+                                  RunKbImport});
+
+}  // namespace
+}  // namespace hotline::cli
