@@ -26,7 +26,9 @@ ComputePool::~ComputePool() {
 }
 
 void ComputePool::WorkerLoop(int index) {
-  uint32_t seen = generation_.load(std::memory_order_acquire);
+  // Generation 0 is the state before the first job; reading generation_ here instead would
+  // race with a job started before this thread got scheduled.
+  uint32_t seen = 0;
   const int n = num_threads();
   for (;;) {
     // Spin briefly: in a decode step the next matmul follows within microseconds.

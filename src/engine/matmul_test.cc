@@ -1,0 +1,182 @@
+#include "engine/matmul.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "engine/cpu_features.h"
+#include "engine/quant.h"
+
+namespace hotline::engine {
+namespace {
+
+struct Matrix {
+  GgmlType type;
+  int64_t rows, cols;
+  std::vector<uint8_t> bytes;
+  std::vector<float> dequant;  // rows x cols, what the weights decode to
+  WeightMatrix view() const { return {type, bytes.data(), rows, cols}; }
+};
+
+Matrix RandomMatrix(GgmlType t, int64_t rows, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  Matrix m{t, rows, cols, {}, {}};
+  const int64_t row_bytes = *RowBytes(t, cols);
+  m.bytes.resize(static_cast<size_t>(rows * row_bytes));
+  m.dequant.resize(static_cast<size_t>(rows * cols));
+  std::vector<float> row(static_cast<size_t>(cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float row_scale = 0.02f * (1.0f + static_cast<float>(r % 5));
+    for (auto& v : row) v = gauss(rng) * row_scale;
+    EXPECT_TRUE(QuantizeRow(t, row.data(), m.bytes.data() + r * row_bytes, cols).ok());
+    DequantizeRow(t, m.bytes.data() + r * row_bytes, m.dequant.data() + r * cols, cols);
+  }
+  return m;
+}
+
+std::vector<float> RandomActivations(int n_tokens, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(n_tokens * cols));
+  for (auto& v : x) v = gauss(rng);
+  return x;
+}
+
+// Exact product of the decoded weights with the float activations, in double.
+std::vector<double> Reference(const Matrix& m, const std::vector<float>& x, int n_tokens) {
+  std::vector<double> y(static_cast<size_t>(n_tokens * m.rows));
+  for (int t = 0; t < n_tokens; ++t) {
+    for (int64_t r = 0; r < m.rows; ++r) {
+      double s = 0;
+      for (int64_t c = 0; c < m.cols; ++c) {
+        s += static_cast<double>(m.dequant[r * m.cols + c]) * x[t * m.cols + c];
+      }
+      y[t * m.rows + r] = s;
+    }
+  }
+  return y;
+}
+
+std::vector<KernelIsa> AvailableIsas() {
+  std::vector<KernelIsa> out = {KernelIsa::kScalar};
+  const CpuFeatures& f = GetCpuFeatures();
+  if (f.avx2 && f.fma && f.f16c) out.push_back(KernelIsa::kAvx2);
+  if (f.avx2 && f.fma && f.f16c && f.avx_vnni) out.push_back(KernelIsa::kAvxVnni);
+  return out;
+}
+
+// Error budget of the 8-bit activation quantization: each activation is rounded to 1/254 of
+// its block's largest magnitude (blocks of 32, or 256 for the K-quants, where the largest of 256
+// Gaussian values sits near 3 sigma). That is a uniform error of ~0.4-0.8 % of sigma per value,
+// which carries into each output as ~0.4-0.8 % of the outputs' RMS; we allow 1.5 % RMS and 6 %
+// for the worst of a few thousand outputs. Float weights only see float rounding.
+struct Tolerance {
+  double rms, worst;
+};
+Tolerance ToleranceFor(GgmlType t) {
+  switch (t) {
+    case GgmlType::F32:
+    case GgmlType::F16:
+    case GgmlType::BF16:
+      return {1e-6, 1e-5};
+    default:
+      return {0.015, 0.06};
+  }
+}
+
+const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,
+                           GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
+                           GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+
+TEST(MatMul, EveryTypeAndPathMatchesFloatReference) {
+  ComputePool pool(3);
+  for (GgmlType t : kTypes) {
+    const Matrix m = RandomMatrix(t, 37, 512, 1 + static_cast<uint32_t>(t));
+    for (int n_tokens : {1, 3, 70}) {
+      const std::vector<float> x = RandomActivations(n_tokens, m.cols, 99);
+      const std::vector<double> ref = Reference(m, x, n_tokens);
+      double rms = 0;
+      for (double v : ref) rms += v * v;
+      rms = std::sqrt(rms / static_cast<double>(ref.size()));
+      for (KernelIsa isa : AvailableIsas()) {
+        std::vector<float> y(ref.size(), -1.0f);
+        MatMulWithIsa(m.view(), x.data(), n_tokens, y.data(), pool, isa);
+        double worst = 0, err2 = 0;
+        for (size_t i = 0; i < y.size(); ++i) {
+          worst = std::max(worst, std::fabs(y[i] - ref[i]));
+          err2 += (y[i] - ref[i]) * (y[i] - ref[i]);
+        }
+        const double rel_rms = std::sqrt(err2 / static_cast<double>(y.size())) / rms;
+        EXPECT_LE(rel_rms, ToleranceFor(t).rms)
+            << TypeName(t) << " " << KernelIsaName(isa) << " tokens=" << n_tokens;
+        EXPECT_LE(worst / rms, ToleranceFor(t).worst)
+            << TypeName(t) << " " << KernelIsaName(isa) << " tokens=" << n_tokens;
+        if (isa == KernelIsa::kScalar && n_tokens == 70) {
+          RecordProperty(TypeName(t), std::to_string(rel_rms) + " " + std::to_string(worst / rms));
+        }
+      }
+    }
+  }
+}
+
+TEST(MatMul, SimdPathsAgreeWithScalar) {
+  // Same integer arithmetic on every path; only float summation order differs.
+  ComputePool pool(2);
+  for (GgmlType t : kTypes) {
+    const Matrix m = RandomMatrix(t, 21, 1024, 50 + static_cast<uint32_t>(t));
+    const int n_tokens = 5;
+    const std::vector<float> x = RandomActivations(n_tokens, m.cols, 7);
+    std::vector<float> want(static_cast<size_t>(n_tokens * m.rows));
+    MatMulWithIsa(m.view(), x.data(), n_tokens, want.data(), pool, KernelIsa::kScalar);
+    for (KernelIsa isa : AvailableIsas()) {
+      std::vector<float> got(want.size());
+      MatMulWithIsa(m.view(), x.data(), n_tokens, got.data(), pool, isa);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_NEAR(got[i], want[i], 1e-4 * (1.0 + std::fabs(want[i])))
+            << TypeName(t) << " " << KernelIsaName(isa) << " output " << i;
+      }
+    }
+  }
+}
+
+TEST(MatMul, ThreadCountDoesNotChangeResult) {
+  const Matrix m = RandomMatrix(GgmlType::Q4_0, 300, 256, 5);
+  const std::vector<float> x = RandomActivations(4, m.cols, 6);
+  std::vector<float> y1(4 * 300), y4(4 * 300);
+  ComputePool one(1), four(4);
+  MatMul(m.view(), x.data(), 4, y1.data(), one);
+  MatMul(m.view(), x.data(), 4, y4.data(), four);
+  EXPECT_EQ(y1, y4);  // rows are independent: bit-identical
+}
+
+TEST(MatMul, RejectsBadMatrices) {
+  std::vector<uint8_t> data(1024);
+  EXPECT_TRUE(CheckWeightMatrix({GgmlType::Q4_0, data.data(), 2, 64}).ok());
+  EXPECT_FALSE(CheckWeightMatrix({GgmlType::Q4_0, data.data(), 2, 48}).ok());   // partial block
+  EXPECT_FALSE(CheckWeightMatrix({GgmlType::Q3_K, data.data(), 1, 256}).ok());  // unsupported
+  EXPECT_FALSE(CheckWeightMatrix({GgmlType::F32, nullptr, 1, 8}).ok());
+  EXPECT_FALSE(CheckWeightMatrix({GgmlType::F32, data.data(), 0, 8}).ok());
+  EXPECT_FALSE(CheckWeightMatrix({static_cast<GgmlType>(77), data.data(), 1, 8}).ok());
+  // MatMul on a bad matrix writes NaN instead of reading out of bounds.
+  ComputePool pool(1);
+  std::vector<float> x(48, 1.0f), y(2, 0.0f);
+  MatMul({GgmlType::Q4_0, data.data(), 2, 48}, x.data(), 1, y.data(), pool);
+  EXPECT_TRUE(std::isnan(y[0]));
+}
+
+TEST(MatMul, IsaSelection) {
+  EXPECT_EQ(*ParseKernelIsa("scalar"), KernelIsa::kScalar);
+  EXPECT_FALSE(ParseKernelIsa("sse9").ok());
+  EXPECT_TRUE(SetKernelIsa(KernelIsa::kScalar).ok());
+  EXPECT_EQ(ActiveKernelIsa(), KernelIsa::kScalar);
+  EXPECT_TRUE(SetKernelIsa(BestKernelIsa()).ok());
+  if (!GetCpuFeatures().avx_vnni) {
+    EXPECT_FALSE(SetKernelIsa(KernelIsa::kAvxVnni).ok());
+  }
+}
+
+}  // namespace
+}  // namespace hotline::engine
