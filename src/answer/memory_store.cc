@@ -5,27 +5,8 @@
 namespace hotline::answer {
 
 namespace {
-using SteadyTime = std::chrono::steady_clock::time_point;
-
-class RealClock final : public Clock {
- public:
-  SteadyTime Now() const override { return std::chrono::steady_clock::now(); }
-};
+using SteadyTime = MonoTime;
 }  // namespace
-
-const Clock* Clock::Real() {
-  static const RealClock clock;
-  return &clock;
-}
-
-SteadyTime FakeClock::Now() const {
-  return SteadyTime(std::chrono::nanoseconds(now_ns_.load(std::memory_order_relaxed)));
-}
-
-void FakeClock::Advance(std::chrono::milliseconds d) {
-  now_ns_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count(),
-                    std::memory_order_relaxed);
-}
 
 Status ValidateStoreKey(std::string_view key) {
   if (key.empty()) return InvalidArgumentError("store key is empty");
@@ -75,7 +56,7 @@ struct MemoryStore::Shard {
 Result<std::unique_ptr<MemoryStore>> MemoryStore::Create(const MemoryStoreConfig& config,
                                                          const Clock* clock) {
   RETURN_IF_ERROR(config.Validate().WithContext("memory store"));
-  return std::unique_ptr<MemoryStore>(new MemoryStore(config, clock ? clock : Clock::Real()));
+  return std::unique_ptr<MemoryStore>(new MemoryStore(config, clock ? clock : &SystemClock::Get()));
 }
 
 MemoryStore::MemoryStore(const MemoryStoreConfig& config, const Clock* clock)

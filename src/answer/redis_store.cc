@@ -92,7 +92,7 @@ Status RedisStoreConfig::Validate() const {
 Result<std::unique_ptr<RedisStore>> RedisStore::Create(const RedisStoreConfig& config,
                                                        const Clock* clock) {
   RETURN_IF_ERROR(config.Validate().WithContext("redis store"));
-  if (!clock) clock = Clock::Real();
+  if (!clock) clock = &SystemClock::Get();
   ASSIGN_OR_RETURN(auto local, MemoryStore::Create(config.local, clock));
   return std::unique_ptr<RedisStore>(new RedisStore(config, clock, std::move(local)));
 }

@@ -24,28 +24,12 @@
 #include <string_view>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/status.h"
 
 namespace hotline::answer {
 
-// Monotonic time source, injectable so that TTL expiry is testable.
-class Clock {
- public:
-  virtual ~Clock() = default;
-  virtual std::chrono::steady_clock::time_point Now() const = 0;
-  // The process-wide steady clock. Never null; lives forever.
-  static const Clock* Real();
-};
-
-// A clock that only moves when told to (tests). Thread-safe.
-class FakeClock : public Clock {
- public:
-  std::chrono::steady_clock::time_point Now() const override;
-  void Advance(std::chrono::milliseconds d);
-
- private:
-  std::atomic<int64_t> now_ns_{1'000'000'000};
-};
+// Time comes from common/clock.h (Clock, SystemClock, FakeClock), injected so TTLs are testable.
 
 struct MemoryStoreConfig {
   // Total bytes of keys + values (+ a fixed per-entry overhead) kept; least recently used
