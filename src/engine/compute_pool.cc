@@ -12,10 +12,10 @@
 
 namespace hotline::engine {
 
-ComputePool::ComputePool(int threads, int spin_us) : spin_us_(std::max(0, spin_us)) {
-  threads = std::max(1, threads);
-  workers_.reserve(static_cast<size_t>(threads - 1));
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
+ComputePool::ComputePool(int threads, int spin_us)
+    : n_threads_(std::max(1, threads)), spin_us_(std::max(0, spin_us)) {
+  workers_.reserve(static_cast<size_t>(n_threads_ - 1));
+  for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
 }
 
 ComputePool::~ComputePool() {

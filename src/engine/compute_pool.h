@@ -52,7 +52,7 @@ class ComputePool {
   ComputePool(const ComputePool&) = delete;
   ComputePool& operator=(const ComputePool&) = delete;
 
-  int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+  int num_threads() const { return n_threads_; }
 
   // Runs fn(thread_index, num_threads) once on every thread (index 0 = the caller).
   void Run(FnRef<void(int thread, int n_threads)> fn);
@@ -68,8 +68,9 @@ class ComputePool {
  private:
   void WorkerLoop(int index);
 
-  std::vector<std::thread> workers_;
+  const int n_threads_;
   const int spin_us_;
+  std::vector<std::thread> workers_;
   FnRef<void(int, int)>* job_ = nullptr;          // valid while a job runs
   std::atomic<uint32_t> generation_{0};          // bumped to start a job
   std::atomic<int> pending_{0};                   // workers still running the current job
