@@ -4,3 +4,6 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(HOTLINE_SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
 pkg_check_modules(HOTLINE_HIREDIS REQUIRED IMPORTED_TARGET hiredis)
 target_link_libraries(hotline_answer PUBLIC PkgConfig::HOTLINE_SQLITE3 PkgConfig::HOTLINE_HIREDIS)
+# OpenSSL's libcrypto: PBKDF2 for the PINs of the accounts database.
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+target_link_libraries(hotline_answer PUBLIC OpenSSL::Crypto)

@@ -1,0 +1,41 @@
+#include "answer/caller.h"
+
+#include "common/log.h"
+
+namespace hotline::answer {
+
+Status CallerConfig::Validate() const {
+  if (max_pin_attempts < 1 || max_pin_attempts > 10) {
+    return InvalidArgumentError("max_pin_attempts must be in [1, 10], got " +
+                                std::to_string(max_pin_attempts));
+  }
+  return Status::Ok();
+}
+
+std::string DigitsOf(std::string_view text) {
+  std::string out;
+  for (char c : text.substr(0, 256)) {
+    if (c >= '0' && c <= '9') out.push_back(c);
+  }
+  return out;
+}
+
+Result<PinOutcome> CallerIdentifier::SubmitPin(CallerSession& session, std::string_view pin_text) {
+  if (session.locked_) return PinOutcome::kLocked;
+  if (session.identified()) return PinOutcome::kIdentified;
+  ASSIGN_OR_RETURN(auto customer, accounts_.FindByPhone(session.caller_id()));
+  if (!customer) return PinOutcome::kUnknownCaller;
+  ASSIGN_OR_RETURN(bool ok, accounts_.VerifyPin(customer->id, DigitsOf(pin_text)));
+  if (ok) {
+    session.customer_id_ = customer->id;
+    return PinOutcome::kIdentified;
+  }
+  if (++session.failed_attempts_ >= config_.max_pin_attempts) {
+    session.locked_ = true;
+    HLOG_WARN("caller locked out after {} wrong PINs", session.failed_attempts_);
+    return PinOutcome::kLocked;
+  }
+  return PinOutcome::kWrongPin;
+}
+
+}  // namespace hotline::answer
