@@ -1,0 +1,158 @@
+// Engine: the embedded LLM as the rest of Hotline sees it.
+//
+//   auto engine = Engine::Load(config);                 // once: maps the GGUF, checks every tensor
+//   int seq = *engine->CreateSequence();
+//   auto result = engine->Generate(seq, prompt_ids, sampling,
+//                                  [&](int32_t tok) { ...stream it...; return true; });
+//   engine->RemoveSequence(seq);
+//
+// Sequences keep their KV cache between calls, so a conversation feeds only each new turn's
+// tokens (Feed / Generate append to what the sequence already holds). Generation stops at
+// `max_tokens`, an end-of-generation token of the model (EOS, end-of-turn), a callback returning
+// false, cancellation, or max_seq_len.
+//
+// Threads: an Engine is driven by one thread at a time (the caller's, or later the batching
+// scheduler's); its compute threads are internal. The only call safe from other threads is setting
+// the `cancel` flag passed to Generate (checked before every token).
+// Blocking: Load, Feed and Generate block while they compute.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "engine/compute_pool.h"
+#include "engine/gguf.h"
+#include "engine/kv_cache.h"
+#include "engine/model.h"
+#include "engine/model_forward.h"
+#include "engine/sampler.h"
+
+namespace hotline::engine {
+
+struct EngineConfig {
+  // GGUF model file (llama or qwen2 family).
+  std::string model_path;
+  // Compute threads (caller included). More than the physical cores only adds contention;
+  // decode is memory-bound, so 2-4 threads often reach the bus limit.
+  int threads = 2;
+  // Longest sequence (prompt + generated) in tokens; capped at the model's training context.
+  // Larger allows longer calls but costs KV memory per sequence; 2048 keeps tail latency low.
+  int max_seq_len = 4096;
+  // KV cache element type: f16 (default, exact enough), q8_0 (half the memory, small loss; needs
+  // head_dim % 32 == 0), f32 (reference, double the memory).
+  std::string kv_type = "f16";
+  // Tokens per KV block. Larger blocks mean fewer allocations; smaller ones waste less memory on
+  // short sequences.
+  int kv_block_tokens = 256;
+  // Upper bound on KV memory over all sequences in bytes (0 = unlimited). Requests that would
+  // pass it fail with ResourceExhausted instead of exhausting the machine.
+  uint64_t kv_cache_bytes = 0;
+  // Prompt tokens per forward pass during prefill. Larger batches use the weights better; smaller
+  // ones bound the activation memory and the time one pass holds the engine.
+  int max_batch_tokens = 512;
+  // Kernel instruction set: auto, avx2, avxvnni, scalar (for comparisons and debugging).
+  std::string kernel = "auto";
+
+  template <class V>
+  void Visit(V& v) {
+    v.Field("model_path", model_path, "GGUF model file");
+    v.Field("threads", threads, "Compute threads");
+    v.Field("max_seq_len", max_seq_len, "Longest sequence in tokens (prompt + generated)");
+    v.Field("kv_type", kv_type, "KV cache type: f16, q8_0, f32");
+    v.Field("kv_block_tokens", kv_block_tokens, "Tokens per KV cache block");
+    v.Field("kv_cache_bytes", kv_cache_bytes, "KV cache memory budget in bytes (0 = unlimited)");
+    v.Field("max_batch_tokens", max_batch_tokens, "Prompt tokens per forward pass");
+    v.Field("kernel", kernel, "Kernel path: auto, avx2, avxvnni, scalar");
+  }
+  Status Validate() const;
+};
+
+// Why generation ended.
+enum class FinishReason : uint8_t { kLength, kStop, kCallback, kCancelled, kContextFull };
+const char* FinishReasonName(FinishReason r);
+
+struct GenerationTimings {
+  int prompt_tokens = 0;
+  int generated_tokens = 0;
+  double prefill_ms = 0;      // prompt forward passes
+  double first_token_ms = 0;  // call start -> first token handed to the callback
+  double decode_ms = 0;       // first token -> last token
+  double total_ms = 0;
+
+  double prefill_tokens_per_s() const {
+    return prefill_ms > 0 ? prompt_tokens * 1000.0 / prefill_ms : 0;
+  }
+  // Tokens after the first one, over the time after the first one.
+  double decode_tokens_per_s() const {
+    return decode_ms > 0 && generated_tokens > 1 ? (generated_tokens - 1) * 1000.0 / decode_ms : 0;
+  }
+};
+
+struct GenerationResult {
+  std::vector<int32_t> tokens;  // generated, excluding a final end-of-generation token
+  FinishReason finish = FinishReason::kLength;
+  GenerationTimings timings;
+};
+
+// Return false to stop generating (e.g. a stop string matched or the caller hung up).
+using TokenCallback = std::function<bool(int32_t token)>;
+
+class Engine {
+ public:
+  static Result<std::unique_ptr<Engine>> Load(const EngineConfig& config);
+
+  const Model& model() const { return *model_; }
+  const GgufFile& file() const { return *file_; }
+  std::shared_ptr<const GgufFile> shared_file() const { return file_; }
+  const EngineConfig& config() const { return config_; }
+  int max_seq_len() const { return max_seq_len_; }
+  const KvCache& kv_cache() const { return *kv_; }
+  // Tokens that end generation (EOS, end-of-turn) as the file names them.
+  const std::vector<int32_t>& stop_tokens() const { return stop_tokens_; }
+
+  Result<int> CreateSequence();
+  // Frees the sequence's KV cache. Unknown ids are ignored.
+  void RemoveSequence(int seq);
+  // Tokens the sequence holds (fed + generated); 0 for unknown sequences.
+  int SequenceLength(int seq) const;
+
+  // Appends `tokens` to the sequence and returns the logits after the last one (n_vocab floats,
+  // valid until the next call). Errors: unknown sequence, bad token id, max_seq_len exceeded.
+  Result<std::span<const float>> Feed(int seq, std::span<const int32_t> tokens);
+
+  // Feeds `prompt` (at least one token; appended to what the sequence holds), then samples up to
+  // sampling.max_tokens tokens, calling `on_token` for each (not for the end-of-generation token).
+  // `cancel` may be set from any thread. Cancellation and callbacks are not errors: see
+  // GenerationResult::finish.
+  Result<GenerationResult> Generate(int seq, std::span<const int32_t> prompt,
+                                    const SamplingConfig& sampling, const TokenCallback& on_token,
+                                    const std::atomic<bool>* cancel = nullptr);
+
+ private:
+  Engine() = default;
+  struct Sequence {
+    std::vector<int32_t> tokens;
+  };
+
+  EngineConfig config_;
+  std::shared_ptr<const GgufFile> file_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<ComputePool> pool_;
+  std::unique_ptr<KvCache> kv_;
+  std::unique_ptr<ForwardPass> forward_;
+  int max_seq_len_ = 0;
+  std::vector<int32_t> stop_tokens_;
+  std::unordered_map<int, Sequence> seqs_;
+  int next_seq_ = 0;
+  std::vector<BatchToken> batch_;
+  std::vector<float> logits_;
+};
+
+}  // namespace hotline::engine
