@@ -434,6 +434,17 @@ Result<DecodedAudio> ReadRawFile(const std::string& path, int rate_hz, int chann
   return r;
 }
 
+Result<DecodedAudio> ReadAudioFile(const std::string& path, int raw_rate_hz,
+                                   const WavConfig& config) {
+  if (raw_rate_hz > 0) return ReadRawFile(path, raw_rate_hz, 1, config);
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".raw" || ext == ".pcm" || ext == ".sln") {
+    return InvalidArgumentError(path +
+                                ": headerless PCM has no sample rate; give it (e.g. 16000)");
+  }
+  return ReadWavFile(path, config);
+}
+
 Status WriteWavFile(const std::string& path, AudioView audio, Codec codec) {
   ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, EncodeWav(audio, codec));
   const std::string tmp = path + ".tmp";

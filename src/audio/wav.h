@@ -95,6 +95,11 @@ Result<DecodedAudio> ReadWavFile(const std::string& path, const WavConfig& confi
 Result<DecodedAudio> ReadRawFile(const std::string& path, int rate_hz, int channels = 1,
                                  const WavConfig& config = {});
 
+// Reads `path` as raw PCM16 at `raw_rate_hz` when that is > 0, otherwise as WAV. A name ending in
+// .raw, .pcm or .sln without a rate is an error asking for the rate (it has no header to say it).
+Result<DecodedAudio> ReadAudioFile(const std::string& path, int raw_rate_hz = 0,
+                                   const WavConfig& config = {});
+
 // EncodeWav and write to `path` (through a temporary file renamed into place, so a failed write
 // never leaves a half file under the final name).
 Status WriteWavFile(const std::string& path, AudioView audio, Codec codec);
