@@ -12,6 +12,22 @@ Status CallerConfig::Validate() const {
   return Status::Ok();
 }
 
+void CallerSession::RememberPersonal(const std::string& value) {
+  // Very short values ("1", "ok") would make every answer look personal.
+  if (value.size() < 3 || personal_values_.size() >= 256) return;
+  for (const auto& v : personal_values_) {
+    if (v == value) return;
+  }
+  personal_values_.push_back(value);
+}
+
+bool CallerSession::MentionsPersonal(std::string_view text) const {
+  for (const auto& v : personal_values_) {
+    if (text.find(v) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 std::string DigitsOf(std::string_view text) {
   std::string out;
   for (char c : text.substr(0, 256)) {

@@ -9,9 +9,11 @@
 // by its call's thread only (not thread-safe); CallerIdentifier is thread-safe.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "answer/accounts.h"
 #include "common/status.h"
@@ -42,12 +44,26 @@ class CallerSession {
   bool locked() const { return locked_; }
   int failed_attempts() const { return failed_attempts_; }
 
+  // A personal request waiting for the PIN (tool name and arguments), answered once identified.
+  struct PendingRequest {
+    std::string tool;
+    std::map<std::string, std::string> args;
+  };
+  std::optional<PendingRequest>& pending() { return pending_; }
+
+  // Values of personal data spoken to this caller (amounts, order numbers). Any answer that
+  // mentions one is treated as personal, whatever tier produced it.
+  void RememberPersonal(const std::string& value);
+  bool MentionsPersonal(std::string_view text) const;
+
  private:
   friend class CallerIdentifier;
   std::string caller_id_;
   std::optional<std::string> customer_id_;
   int failed_attempts_ = 0;
   bool locked_ = false;
+  std::optional<PendingRequest> pending_;
+  std::vector<std::string> personal_values_;
 };
 
 enum class PinOutcome { kIdentified, kWrongPin, kLocked, kUnknownCaller };

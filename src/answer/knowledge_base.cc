@@ -87,6 +87,20 @@ std::vector<std::string> QueryTerms(std::string_view query, bool& no_space_scrip
     i += len;
   }
   if (!cur.empty()) terms.push_back(std::move(cur));
+  // Function words match nearly every article and only add noise to BM25's ranking; they are
+  // kept when the query has nothing else.
+  static const std::set<std::string> kStop = {
+      "a", "an", "the", "i", "me", "my", "you", "your", "we", "our", "it", "is", "are", "was",
+      "be", "to", "of", "in", "on", "for", "and", "or", "do", "does", "did", "can", "could",
+      "would", "will", "what", "when", "how", "where", "which", "who", "this", "that", "with",
+      "at", "by", "from", "please", "hi", "hello", "um", "uh", "so", "if", "any", "have", "has"};
+  std::vector<std::string> content;
+  for (const auto& t : terms) {
+    std::string low = t;
+    for (char& ch : low) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (!kStop.count(low)) content.push_back(t);
+  }
+  if (!content.empty()) terms = std::move(content);
   if (terms.size() > 64) terms.resize(64);
   return terms;
 }

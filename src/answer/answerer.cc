@@ -1,0 +1,298 @@
+#include "answer/answerer.h"
+
+#include "common/config.h"
+#include "common/log.h"
+
+namespace hotline::answer {
+
+namespace {
+AnswerResult Reply(std::string text, AnswerTierId tier, bool personal = false) {
+  AnswerResult r;
+  r.text = std::move(text);
+  r.tier = tier;
+  r.personal = personal;
+  return r;
+}
+}  // namespace
+
+std::string_view TierName(AnswerTierId tier) {
+  switch (tier) {
+    case AnswerTierId::kTool: return "tool";
+    case AnswerTierId::kIdentify: return "identify";
+    case AnswerTierId::kL1: return "l1";
+    case AnswerTierId::kL2: return "l2";
+    case AnswerTierId::kL3: return "l3";
+    case AnswerTierId::kKnowledgeBase: return "kb";
+    case AnswerTierId::kLlm: return "llm";
+    case AnswerTierId::kFallback: return "fallback";
+  }
+  return "unknown";
+}
+
+Status AnswererConfig::Validate() const {
+  for (const auto& pair : tool_intents) {
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size()) {
+      return InvalidArgumentError("tool_intents entry '" + pair + "' is not intent=tool");
+    }
+  }
+  if (kb_sync_interval_ms < 0) return InvalidArgumentError("kb_sync_interval_ms must not be negative");
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Answerer>> Answerer::Create(AnswererConfig config, AnswererParts parts) {
+  RETURN_IF_ERROR(ValidateConfig(config).WithContext("answerer"));
+  if (!parts.understand) return InvalidArgumentError("answerer needs an understander");
+  if (!parts.clock) parts.clock = &SystemClock::Get();
+  std::map<std::string, std::string> tools;
+  for (const auto& pair : config.tool_intents) {
+    const size_t eq = pair.find('=');
+    const std::string tool = pair.substr(eq + 1);
+    if (parts.tools && !parts.tools->Find(tool)) {
+      return InvalidArgumentError("tool_intents names the unknown tool '" + tool + "'");
+    }
+    tools[pair.substr(0, eq)] = tool;
+  }
+  std::unique_ptr<Answerer> a(new Answerer(std::move(config), std::move(parts), std::move(tools)));
+  if (a->parts_.kb) {
+    ASSIGN_OR_RETURN(a->kb_generation_, a->parts_.kb->Generation());
+  }
+  return a;
+}
+
+Answerer::Answerer(AnswererConfig config, AnswererParts parts,
+                   std::map<std::string, std::string> tools)
+    : config_(std::move(config)),
+      parts_(std::move(parts)),
+      tool_for_intent_(std::move(tools)),
+      prompt_builder_(config_.prompt, parts_.count_tokens) {}
+
+AnswerResult Answerer::Done(AnswerResult r) {
+  stats_.by_tier[static_cast<int>(r.tier)].fetch_add(1, std::memory_order_relaxed);
+  return r;
+}
+
+Result<AnswerResult> Answerer::Answer(std::string_view turn, CallerSession& caller,
+                                      const std::vector<ChatMessage>& history) {
+  stats_.turns.fetch_add(1, std::memory_order_relaxed);
+  if (parts_.kb && parts_.l3) {
+    bool due = false;
+    {
+      std::lock_guard lock(sync_mu_);
+      const MonoTime now = parts_.clock->Now();
+      if (now >= next_sync_) {
+        next_sync_ = now + std::chrono::milliseconds(config_.kb_sync_interval_ms);
+        due = true;
+      }
+    }
+    if (due) {
+      if (Status s = SyncKnowledgeBase(); !s.ok()) HLOG_WARN("knowledge-base sync failed: {}", s.message());
+    }
+  }
+  ASSIGN_OR_RETURN(Question q, parts_.understand(turn));
+
+  // A personal request waiting for the PIN: digits in this turn are the PIN.
+  if (caller.pending() && !caller.identified() && !q.digits.empty() && parts_.identifier) {
+    return HandlePin(caller, q.digits);
+  }
+  if (parts_.tools) {
+    if (auto it = tool_for_intent_.find(q.intent); it != tool_for_intent_.end()) {
+      if (caller.identified()) return RunTool(caller, it->second, q.entities);
+      if (parts_.identifier) {
+        if (caller.locked()) return Done(Reply(config_.locked_text, AnswerTierId::kIdentify));
+        caller.pending() = CallerSession::PendingRequest{it->second, q.entities};
+        return Done(Reply(config_.ask_pin_text, AnswerTierId::kIdentify));
+      }
+    }
+  }
+  const std::pair<AnswerTier*, AnswerTierId> tiers[] = {{parts_.l1, AnswerTierId::kL1},
+                                                        {parts_.l2, AnswerTierId::kL2}};
+  for (auto [tier, id] : tiers) {
+    if (!tier) continue;
+    auto hit = tier->Lookup(q, caller);
+    if (!hit.ok()) {
+      stats_.tier_errors.fetch_add(1, std::memory_order_relaxed);
+      HLOG_WARN("answer tier {} failed: {}", TierName(id), hit.status().message());
+      continue;
+    }
+    if (*hit) {
+      return Done(Reply((*hit)->text, id, (*hit)->personal || caller.MentionsPersonal((*hit)->text)));
+    }
+  }
+  if (parts_.l3) {
+    auto hit = parts_.l3->Lookup(q.text);
+    if (!hit.ok()) {
+      stats_.tier_errors.fetch_add(1, std::memory_order_relaxed);
+      HLOG_WARN("L3 lookup failed: {}", hit.status().message());
+    } else if (*hit && !caller.MentionsPersonal((*hit)->text)) {
+      AnswerResult r = Reply(std::move((*hit)->text), AnswerTierId::kL3);
+      r.audio = std::move((*hit)->audio);
+      r.audio_format = std::move((*hit)->audio_format);
+      return Done(std::move(r));
+    }
+  }
+  ASSIGN_OR_RETURN(std::optional<AnswerResult> generated, FromKnowledgeOrModel(q, caller, history));
+  if (generated) return Done(std::move(*generated));
+  return Done(Reply(config_.fallback_text, AnswerTierId::kFallback));
+}
+
+Result<AnswerResult> Answerer::SubmitPin(CallerSession& caller, std::string_view digits) {
+  if (!parts_.identifier) return FailedPreconditionError("no caller identification configured");
+  return HandlePin(caller, DigitsOf(digits));
+}
+
+Result<AnswerResult> Answerer::HandlePin(CallerSession& caller, std::string_view digits) {
+  ASSIGN_OR_RETURN(PinOutcome outcome, parts_.identifier->SubmitPin(caller, digits));
+  switch (outcome) {
+    case PinOutcome::kIdentified: {
+      if (caller.pending()) {
+        CallerSession::PendingRequest req = std::move(*caller.pending());
+        caller.pending().reset();
+        return RunTool(caller, req.tool, req.args);
+      }
+      return Done(Reply("Thank you, you're verified. How can I help?", AnswerTierId::kIdentify));
+    }
+    case PinOutcome::kWrongPin:
+      return Done(Reply(config_.wrong_pin_text, AnswerTierId::kIdentify));
+    case PinOutcome::kLocked:
+      caller.pending().reset();
+      return Done(Reply(config_.locked_text, AnswerTierId::kIdentify));
+    case PinOutcome::kUnknownCaller:
+      caller.pending().reset();
+      return Done(Reply(config_.unknown_caller_text, AnswerTierId::kIdentify));
+  }
+  return InternalError("unhandled PIN outcome");
+}
+
+Result<AnswerResult> Answerer::RunTool(CallerSession& caller, const std::string& tool,
+                                       const std::map<std::string, std::string>& args) {
+  auto r = parts_.tools->Run(tool, args, caller);
+  if (r.status().code() == StatusCode::kPermissionDenied) {
+    caller.pending() = CallerSession::PendingRequest{tool, args};
+    return Done(Reply(config_.ask_pin_text, AnswerTierId::kIdentify));
+  }
+  if (!r.ok()) {
+    stats_.tier_errors.fetch_add(1, std::memory_order_relaxed);
+    HLOG_WARN("tool {} failed: {}", tool, r.status().message());
+    return Done(Reply(config_.fallback_text, AnswerTierId::kFallback));
+  }
+  for (const auto& [slot, value] : r->slots) {
+    caller.RememberPersonal(value);
+    if (!value.empty() && value[0] == '$') caller.RememberPersonal(value.substr(1));
+  }
+  return Done(Reply(r->text, AnswerTierId::kTool, true));
+}
+
+Result<std::optional<AnswerResult>> Answerer::FromKnowledgeOrModel(
+    const Question& q, CallerSession& caller, const std::vector<ChatMessage>& history) {
+  std::vector<Passage> passages;
+  if (parts_.kb && !q.text.empty()) {
+    auto found = parts_.kb->Search(q.text, config_.kb.top_k);
+    if (!found.ok()) {
+      stats_.tier_errors.fetch_add(1, std::memory_order_relaxed);
+      HLOG_WARN("knowledge-base search failed: {}", found.status().message());
+    } else {
+      for (auto& p : *found) {
+        if (p.score >= config_.kb.min_score) passages.push_back(std::move(p));
+      }
+    }
+  }
+  if (!passages.empty()) {
+    const Passage& top = passages[0];
+    const bool intent_ok = !config_.kb_direct_requires_intent_match || q.intent.empty() ||
+                           top.article.intent.empty() || top.article.intent == q.intent;
+    if (top.score >= config_.kb_direct_min_score && intent_ok) {
+      const std::vector<std::string> deps{KnowledgeBase::StampFor(top.article.id)};
+      std::vector<uint64_t> snapshot;
+      if (parts_.l3) {
+        auto snap = parts_.l3->Snapshot(deps);
+        if (snap.ok()) snapshot = std::move(*snap);
+      }
+      AnswerResult r = Reply(top.article.body, AnswerTierId::kKnowledgeBase,
+                             caller.MentionsPersonal(top.article.body));
+      r.passage_ids = {top.article.id};
+      if (!r.personal && snapshot.size() == deps.size()) Share(q, r, deps, snapshot);
+      return std::optional<AnswerResult>(std::move(r));
+    }
+  }
+  if (!parts_.llm) return std::optional<AnswerResult>();
+  ASSIGN_OR_RETURN(Prompt prompt, prompt_builder_.Build(PromptInput{q.text, passages, {}, history}));
+  std::vector<std::string> deps;
+  for (const auto& id : prompt.passage_ids) deps.push_back(KnowledgeBase::StampFor(id));
+  std::vector<uint64_t> snapshot;
+  bool have_snapshot = parts_.l3 != nullptr;
+  if (parts_.l3 && !deps.empty()) {
+    auto snap = parts_.l3->Snapshot(deps);  // before generating: an update meanwhile is a miss
+    have_snapshot = snap.ok();
+    if (snap.ok()) snapshot = std::move(*snap);
+  }
+  auto text = parts_.llm->Generate(prompt.messages, config_.prompt.reserved_output_tokens);
+  if (!text.ok()) {
+    stats_.tier_errors.fetch_add(1, std::memory_order_relaxed);
+    HLOG_WARN("language model failed: {}", text.status().message());
+    return std::optional<AnswerResult>();
+  }
+  std::string spoken = PostprocessForSpeech(*text, {}, config_.speech);
+  if (spoken.empty()) return std::optional<AnswerResult>();
+  AnswerResult r = Reply(std::move(spoken), AnswerTierId::kLlm);
+  r.personal = caller.MentionsPersonal(r.text);
+  r.passage_ids = prompt.passage_ids;
+  // Answers that depended on this conversation are not the answer to the question in general.
+  const bool conversational = prompt.messages.size() > 2;
+  if (!r.personal && !conversational && have_snapshot) Share(q, r, deps, snapshot);
+  return std::optional<AnswerResult>(std::move(r));
+}
+
+void Answerer::Share(const Question& q, const AnswerResult& a, const std::vector<std::string>& deps,
+                     const std::vector<uint64_t>& snapshot) {
+  if (a.personal || q.text.empty()) return;
+  if (parts_.l3) {
+    CachedAnswer c;
+    c.text = a.text;
+    c.source = std::string(TierName(a.tier));
+    c.depends_on = deps;
+    Status s = parts_.l3->Insert(q.text, c, &snapshot);
+    if (!s.ok() && s.code() != StatusCode::kResourceExhausted) {
+      HLOG_WARN("L3 insert failed: {}", s.message());
+    }
+  }
+  if (parts_.l2) {
+    if (Status s = parts_.l2->Learn(q, a.text, deps); !s.ok()) {
+      HLOG_WARN("L2 learn failed: {}", s.message());
+    }
+  }
+}
+
+Status Answerer::SyncKnowledgeBase() {
+  if (!parts_.kb || !parts_.l3) return Status::Ok();
+  std::lock_guard lock(sync_mu_);
+  ASSIGN_OR_RETURN(int64_t generation, parts_.kb->Generation());
+  if (generation == kb_generation_) return Status::Ok();
+  ASSIGN_OR_RETURN(auto changed, parts_.kb->ChangedSince(kb_generation_));
+  for (const auto& article : changed) {
+    RETURN_IF_ERROR(parts_.l3->Invalidate(KnowledgeBase::StampFor(article.id)));
+  }
+  HLOG_INFO("knowledge base generation {} -> {}: {} articles changed", kb_generation_, generation,
+            changed.size());
+  kb_generation_ = generation;
+  return Status::Ok();
+}
+
+Status Answerer::AttachAudio(const Question& q, const AnswerResult& answer, std::string audio,
+                             std::string format) {
+  if (!parts_.l3 || answer.personal) {
+    return FailedPreconditionError("only shareable answers cached in L3 can carry audio");
+  }
+  ASSIGN_OR_RETURN(auto first, parts_.l3->Lookup(q.text));
+  if (!first || first->text != answer.text) return Status::Ok();  // not cached (any more)
+  ASSIGN_OR_RETURN(auto snapshot, parts_.l3->Snapshot(first->depends_on));
+  // Looked up again after the snapshot: a stamp bumped in between makes this a miss, and a bump
+  // after it makes the re-inserted entry a miss; stale text can never be revived with new stamps.
+  ASSIGN_OR_RETURN(auto again, parts_.l3->Lookup(q.text));
+  if (!again || again->text != answer.text) return Status::Ok();
+  again->audio = std::move(audio);
+  again->audio_format = std::move(format);
+  return parts_.l3->Insert(q.text, *again, &snapshot);
+}
+
+}  // namespace hotline::answer

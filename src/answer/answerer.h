@@ -1,0 +1,205 @@
+// Answerer: one caller turn in, one spoken answer out, from the cheapest tier that can answer.
+//
+//   understand ─► personal request (intent served by a tool)?  ─► identified: tool answer
+//              │                                                └► not yet: ask for the PIN
+//              ├► L1 intent templates (AnswerTier, e.g. the intent cache)
+//              ├► L2 semantic cache    (AnswerTier)
+//              ├► L3 exact result cache (ResultCache; answers with audio when synthesized)
+//              ├► knowledge base: the top passage is spoken directly when it matches well
+//              ├► language model: prompt (system, history, passages) ─► speech post-processing
+//              └► fallback: offer a human agent
+// The result names the tier that answered.
+//
+// Personal data never crosses callers: tool answers are flagged personal and are stored in no
+// cache; every value they spoke is remembered in the CallerSession and any later answer that
+// mentions one is flagged personal too; L1/L2/L3 only learn answers that are not personal and
+// did not depend on the conversation (an LLM answer built with history or tool results is never
+// cached, since the same question can need another answer in another call).
+//
+// Knowledge-base updates: KB and LLM answers cached in L3 depend on the stamps of the articles
+// they used; SyncKnowledgeBase (called by Answer at most every kb_sync_interval_ms) bumps the
+// stamps of articles changed since the last sync, so their cached answers stop being served.
+//
+// Thread-safety: Answer may be called concurrently for different calls (different
+// CallerSessions); the tiers it uses are thread-safe. A CallerSession is used by one call at a
+// time. Blocking: the tiers block (SQLite, Redis, the model); call from worker threads.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "answer/caller.h"
+#include "answer/knowledge_base.h"
+#include "answer/postprocess.h"
+#include "answer/prompt.h"
+#include "answer/result_cache.h"
+#include "answer/tools.h"
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace hotline::answer {
+
+// What understanding made of a turn (see understanding.h; an adapter fills this).
+struct Question {
+  std::string text;    // normalized and PII-redacted: cache keys, logs, remote models
+  std::string digits;  // digits typed or spoken in the turn (PIN entry); never logged or cached
+  std::string intent;  // accepted intent label, empty when rejected / out of scope
+  double intent_confidence = 0;
+  std::map<std::string, std::string> entities;  // "month" -> "2026-11", "order_number" -> "A5531"
+};
+using Understander = std::function<Result<Question>(std::string_view turn)>;
+
+struct TierAnswer {
+  std::string text;
+  bool personal = false;  // carries a caller's data
+};
+
+// A cache tier implemented elsewhere (L1 intent templates, L2 semantic cache).
+class AnswerTier {
+ public:
+  virtual ~AnswerTier() = default;
+  // nullopt: fall through to the next tier.
+  virtual Result<std::optional<TierAnswer>> Lookup(const Question& q, const CallerSession& caller) = 0;
+  // Offered each answer of a later tier that may be shared between callers. `depends_on` lists
+  // the version stamps (knowledge-base articles) the answer was built from.
+  virtual Status Learn(const Question& q, std::string_view answer,
+                       const std::vector<std::string>& depends_on) = 0;
+};
+
+// The language model, as a callback interface until the llm/ module provides one.
+class LanguageModel {
+ public:
+  virtual ~LanguageModel() = default;
+  // The full answer text for the chat `messages` (at most `max_tokens` tokens). Blocking.
+  virtual Result<std::string> Generate(const std::vector<ChatMessage>& messages, int max_tokens) = 0;
+};
+
+enum class AnswerTierId { kTool, kIdentify, kL1, kL2, kL3, kKnowledgeBase, kLlm, kFallback };
+std::string_view TierName(AnswerTierId tier);
+
+struct AnswerResult {
+  std::string text;
+  AnswerTierId tier = AnswerTierId::kFallback;
+  bool personal = false;
+  std::string audio;         // cached synthesized audio (L3 hits only; may be empty)
+  std::string audio_format;
+  std::vector<std::string> passage_ids;  // knowledge-base articles used
+};
+
+struct AnswererConfig {
+  ResultCacheConfig l3;
+  KnowledgeBaseConfig kb;
+  PromptConfig prompt;
+  SpeechConfig speech;
+  CallerConfig caller;
+  // BM25 score above which the best passage is spoken directly (no LLM). Lower answers more
+  // questions from the knowledge base; higher sends more to the LLM, slower but better fitted.
+  double kb_direct_min_score = 6.0;
+  // Speak a passage directly only when its intent equals the question's (when both have one).
+  bool kb_direct_requires_intent_match = true;
+  // "intent=tool" pairs: intents answered by an account tool for an identified caller.
+  std::vector<std::string> tool_intents = {"get_invoice=last_bill", "check_invoice=last_bill",
+                                           "track_order=order_status",
+                                           "track_refund=refund_status"};
+  // How often Answer checks the knowledge base for updates (0: every turn).
+  int kb_sync_interval_ms = 1000;
+  std::string ask_pin_text = "For your account details, please enter or say your PIN.";
+  std::string wrong_pin_text = "That PIN didn't match. Please try again.";
+  std::string locked_text =
+      "I can't access your account on this call. Let me transfer you to an agent.";
+  std::string unknown_caller_text =
+      "I can't find an account for the number you're calling from. Let me transfer you to an agent.";
+  std::string fallback_text = "I'm not sure about that. Let me transfer you to an agent.";
+
+  template <class V>
+  void Visit(V& v) {
+    v.Section("l3", l3);
+    v.Section("kb", kb);
+    v.Section("prompt", prompt);
+    v.Section("speech", speech);
+    v.Section("caller", caller);
+    v.Field("kb_direct_min_score", kb_direct_min_score, "BM25 score to speak a passage directly");
+    v.Field("kb_direct_requires_intent_match", kb_direct_requires_intent_match,
+            "Speak a passage directly only when its intent matches");
+    v.Field("tool_intents", tool_intents, "intent=tool pairs served by account tools");
+    v.Field("kb_sync_interval_ms", kb_sync_interval_ms, "Knowledge-base update check interval");
+    v.Field("ask_pin_text", ask_pin_text, "Prompt for the caller's PIN");
+    v.Field("wrong_pin_text", wrong_pin_text, "Said after a wrong PIN");
+    v.Field("locked_text", locked_text, "Said when the caller is locked out");
+    v.Field("unknown_caller_text", unknown_caller_text, "Said when the caller ID has no account");
+    v.Field("fallback_text", fallback_text, "Said when no tier can answer");
+  }
+  Status Validate() const;
+};
+
+// The components the answerer chains; any may be null (that tier is skipped). All must outlive
+// the Answerer.
+struct AnswererParts {
+  Understander understand;  // required
+  AnswerTier* l1 = nullptr;
+  AnswerTier* l2 = nullptr;
+  ResultCache* l3 = nullptr;
+  KnowledgeBase* kb = nullptr;
+  ToolRegistry* tools = nullptr;
+  CallerIdentifier* identifier = nullptr;
+  LanguageModel* llm = nullptr;
+  TokenCounter count_tokens;  // null: estimate
+  const Clock* clock = nullptr;  // null: the system clock
+};
+
+struct AnswererStats {
+  std::atomic<uint64_t> turns{0};
+  std::atomic<uint64_t> by_tier[8] = {};
+  std::atomic<uint64_t> tier_errors{0};  // a tier failed and the next one answered
+};
+
+class Answerer {
+ public:
+  static Result<std::unique_ptr<Answerer>> Create(AnswererConfig config, AnswererParts parts);
+
+  // Answers one turn of the call. `history`: earlier messages of this call, oldest first.
+  Result<AnswerResult> Answer(std::string_view turn, CallerSession& caller,
+                              const std::vector<ChatMessage>& history = {});
+
+  // A PIN typed on the keypad (DTMF digits from the transport). When a personal request was
+  // waiting for it, the answer to that request; otherwise a confirmation.
+  Result<AnswerResult> SubmitPin(CallerSession& caller, std::string_view digits);
+
+  // Invalidates cached answers built from articles changed since the last sync.
+  Status SyncKnowledgeBase();
+
+  // Stores synthesized audio with a cached (shareable) answer so later hits skip synthesis.
+  Status AttachAudio(const Question& q, const AnswerResult& answer, std::string audio,
+                     std::string format);
+
+  const AnswererStats& stats() const { return stats_; }
+
+ private:
+  Answerer(AnswererConfig config, AnswererParts parts, std::map<std::string, std::string> tools);
+  Result<AnswerResult> RunTool(CallerSession& caller, const std::string& tool,
+                               const std::map<std::string, std::string>& args);
+  Result<AnswerResult> HandlePin(CallerSession& caller, std::string_view digits);
+  Result<std::optional<AnswerResult>> FromKnowledgeOrModel(const Question& q, CallerSession& caller,
+                                                           const std::vector<ChatMessage>& history);
+  void Share(const Question& q, const AnswerResult& a, const std::vector<std::string>& deps,
+             const std::vector<uint64_t>& snapshot);
+  AnswerResult Done(AnswerResult r);
+
+  AnswererConfig config_;
+  AnswererParts parts_;
+  std::map<std::string, std::string> tool_for_intent_;
+  PromptBuilder prompt_builder_;
+  std::mutex sync_mu_;
+  int64_t kb_generation_ = 0;
+  MonoTime next_sync_{};
+  AnswererStats stats_;
+};
+
+}  // namespace hotline::answer

@@ -1,0 +1,264 @@
+// Answerer logic with real SQLite (knowledge base, accounts) and the in-process store; the
+// understanding step and the language model are small fakes (their real modules are tested on
+// their own).
+#include "answer/answerer.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+
+#include "answer/memory_store.h"
+
+namespace hotline::answer {
+namespace {
+
+// Lower-cases, keeps letters/digits/spaces, maps a few phrasings onto intents.
+Result<Question> FakeUnderstand(std::string_view turn) {
+  Question q;
+  for (char c : turn) {
+    if (std::isdigit(static_cast<unsigned char>(c))) q.digits.push_back(c);
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == ' ') {
+      q.text.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    }
+  }
+  if (q.text.find("bill") != std::string::npos) q.intent = "get_invoice";
+  if (q.text.find("my order") != std::string::npos) q.intent = "track_order";
+  if (q.text.find("delivery") != std::string::npos) q.intent = "delivery_period";
+  if (q.text.find("october") != std::string::npos) q.entities["month"] = "2026-10";
+  return q;
+}
+
+// Answers from the prompt: repeats the last history message when asked to repeat, otherwise
+// says something general. Counts calls.
+class EchoModel : public LanguageModel {
+ public:
+  Result<std::string> Generate(const std::vector<ChatMessage>& messages, int) override {
+    ++calls;
+    last_prompt = messages;
+    const std::string& question = messages.back().content;
+    if (question.find("repeat") != std::string::npos) {
+      if (messages.size() > 2) return "Sure! " + messages[messages.size() - 2].content;
+      return std::string("**There is nothing to repeat yet.**");
+    }
+    return std::string("Certainly! We are open *nine to five* on weekdays.\n- Call us any time.");
+  }
+  int calls = 0;
+  std::vector<ChatMessage> last_prompt;
+};
+
+// A simple exact-match shared cache standing in for L2; records everything it learns.
+class SpyTier : public AnswerTier {
+ public:
+  Result<std::optional<TierAnswer>> Lookup(const Question& q, const CallerSession&) override {
+    auto it = learned.find(q.text);
+    if (it == learned.end()) return std::optional<TierAnswer>();
+    return std::optional<TierAnswer>(TierAnswer{it->second, false});
+  }
+  Status Learn(const Question& q, std::string_view answer, const std::vector<std::string>&) override {
+    learned[q.text] = std::string(answer);
+    return Status::Ok();
+  }
+  std::map<std::string, std::string> learned;
+};
+
+class FailingTier : public AnswerTier {
+ public:
+  Result<std::optional<TierAnswer>> Lookup(const Question&, const CallerSession&) override {
+    return UnavailableError("down");
+  }
+  Status Learn(const Question&, std::string_view, const std::vector<std::string>&) override {
+    return Status::Ok();
+  }
+};
+
+constexpr const char* kKb =
+    "id,title,intent,body\n"
+    "delivery-1,Delivery period,delivery_period,Standard delivery takes 3 to 5 business days.\n"
+    "refund-1,Refund policy,check_refund_policy,You can return items within 30 days for a refund.\n"
+    // Unrelated articles, so that BM25's inverse document frequency means something.
+    "password-1,Recover password,recover_password,Use the forgotten password link on the sign-in page.\n"
+    "newsletter-1,Newsletter,newsletter_subscription,Subscribe to the newsletter in your profile settings.\n"
+    "account-1,Create account,create_account,Sign up on our website with your email address.\n"
+    "payment-1,Payment methods,check_payment_methods,We accept cards and bank transfers.\n"
+    "complaint-1,Complaint,complaint,Tell us what went wrong and we will look into it.\n"
+    "review-1,Review,review,Leave a review in the feedback section of our website.\n";
+
+struct World {
+  FakeClock clock;
+  std::unique_ptr<MemoryStore> store = MemoryStore::Create(MemoryStoreConfig{}, &clock).value();
+  ResultCache l3{*store, ResultCacheConfig{}};
+  std::unique_ptr<KnowledgeBase> kb = KnowledgeBase::Open(":memory:", true).value();
+  std::unique_ptr<AccountsDb> accounts = AccountsDb::Open(":memory:", true).value();
+  ToolRegistry tools;
+  std::unique_ptr<CallerIdentifier> identifier;
+  EchoModel llm;
+  SpyTier l2;
+  std::unique_ptr<Answerer> answerer;
+
+  explicit World(bool with_llm = true, AnswerTier* l1 = nullptr) {
+    EXPECT_TRUE(kb->ImportCsv(kKb, "kb.csv").ok());
+    EXPECT_TRUE(accounts->SeedDemo().ok());
+    tools = CreateDemoTools(*accounts).value();
+    identifier = std::make_unique<CallerIdentifier>(*accounts, CallerConfig{});
+    AnswererConfig config;
+    config.kb_sync_interval_ms = 0;
+    config.kb_direct_min_score = 0.5;
+    AnswererParts parts;
+    parts.understand = FakeUnderstand;
+    parts.l1 = l1;
+    parts.l2 = &l2;
+    parts.l3 = &l3;
+    parts.kb = kb.get();
+    parts.tools = &tools;
+    parts.identifier = identifier.get();
+    parts.llm = with_llm ? &llm : nullptr;
+    parts.clock = &clock;
+    auto a = Answerer::Create(config, parts);
+    EXPECT_TRUE(a.ok()) << a.status();
+    answerer = std::move(a).value();
+  }
+
+  AnswerResult Ask(std::string_view turn, CallerSession& caller,
+                   const std::vector<ChatMessage>& history = {}) {
+    auto r = answerer->Answer(turn, caller, history);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : AnswerResult{};
+  }
+};
+
+TEST(Answerer, ReportsWhichTierAnswered) {
+  World w;
+  CallerSession caller("+15550199");
+  AnswerResult r = w.Ask("How long does delivery take?", caller);
+  EXPECT_EQ(r.tier, AnswerTierId::kKnowledgeBase);
+  EXPECT_EQ(r.text, "Standard delivery takes 3 to 5 business days.");
+  EXPECT_EQ(r.passage_ids, (std::vector<std::string>{"delivery-1"}));
+  // The shareable answer was offered to L2, which now answers the same question first.
+  EXPECT_EQ(w.Ask("How long does delivery take?", caller).tier, AnswerTierId::kL2);
+  w.l2.learned.clear();
+  EXPECT_EQ(w.Ask("How long does delivery take?", caller).tier, AnswerTierId::kL3);
+
+  r = w.Ask("When are you open?", caller);
+  EXPECT_EQ(r.tier, AnswerTierId::kLlm);
+  EXPECT_EQ(r.text, "We are open nine to five on weekdays. Call us any time.");  // post-processed
+  EXPECT_EQ(w.llm.last_prompt.front().role, "system");
+  w.l2.learned.clear();
+  EXPECT_EQ(w.Ask("When are you open?", caller).tier, AnswerTierId::kL3);
+  EXPECT_EQ(w.llm.calls, 1);
+  EXPECT_EQ(w.answerer->stats().by_tier[static_cast<int>(AnswerTierId::kL3)].load(), 2u);
+
+  World no_llm(false);
+  EXPECT_EQ(no_llm.Ask("When are you open?", caller).tier, AnswerTierId::kFallback);
+}
+
+TEST(Answerer, AFailingTierFallsThrough) {
+  FailingTier broken;
+  World w(true, &broken);
+  CallerSession caller("+15550199");
+  EXPECT_EQ(w.Ask("How long does delivery take?", caller).tier, AnswerTierId::kKnowledgeBase);
+  EXPECT_EQ(w.answerer->stats().tier_errors.load(), 1u);
+}
+
+TEST(Answerer, CallersBillAmountIsNeverServedToAnotherCallerByAnyTier) {
+  World w;
+  const std::string kAlicesAmount = "42.17";
+  auto contains_amount = [&](const std::string& s) { return s.find(kAlicesAmount) != std::string::npos; };
+
+  // Alice asks for her bill: she is asked for her PIN, then hears her amount.
+  CallerSession alice("+15550100");
+  AnswerResult r = w.Ask("What was my bill last month?", alice);
+  EXPECT_EQ(r.tier, AnswerTierId::kIdentify);
+  EXPECT_FALSE(contains_amount(r.text));
+  r = w.Ask("four eight two one, 4 8 2 1", alice);
+  EXPECT_EQ(r.tier, AnswerTierId::kTool);
+  EXPECT_TRUE(r.personal);
+  EXPECT_EQ(r.text, "Your bill for November 2026 was $42.17.");
+  EXPECT_TRUE(contains_amount(w.Ask("What was my bill last month?", alice).text));
+  // Alice asks the model to repeat it: the model sees her history and repeats the amount; the
+  // answer is flagged personal because it mentions a value spoken only to her.
+  std::vector<ChatMessage> alice_history = {{"user", "What was my bill last month?"},
+                                            {"assistant", "Your bill for November 2026 was $42.17."}};
+  r = w.Ask("Can you repeat that?", alice, alice_history);
+  EXPECT_EQ(r.tier, AnswerTierId::kLlm);
+  EXPECT_TRUE(contains_amount(r.text));
+  EXPECT_TRUE(r.personal);
+
+  // Bob, identified by keypad, asks the same questions: his own amount or nothing, never Alice's.
+  CallerSession bob("+15550101");
+  ASSERT_EQ(w.answerer->SubmitPin(bob, "1379").value().tier, AnswerTierId::kIdentify);
+  ASSERT_TRUE(bob.identified());
+  r = w.Ask("What was my bill last month?", bob);
+  EXPECT_EQ(r.text, "Your bill for November 2026 was $93.12.");
+  r = w.Ask("Can you repeat that?", bob);
+  EXPECT_FALSE(contains_amount(r.text));
+  const int llm_calls = w.llm.calls;
+
+  // Someone calling from Alice's number (spoofed caller ID) without her PIN gets nothing.
+  CallerSession spoofer("+15550100");
+  for (const char* q : {"What was my bill last month?", "What was my bill last month",
+                        "Can you repeat that?", "what was my bill last month"}) {
+    r = w.Ask(q, spoofer);
+    EXPECT_FALSE(contains_amount(r.text)) << q;
+    EXPECT_FALSE(r.personal) << q;
+  }
+  EXPECT_EQ(w.Ask("0000", spoofer).text, AnswererConfig{}.wrong_pin_text);
+  EXPECT_FALSE(spoofer.identified());
+  EXPECT_GT(w.llm.calls, llm_calls - 1);
+
+  // No shared tier holds the amount.
+  for (const auto& [question, answer] : w.l2.learned) EXPECT_FALSE(contains_amount(answer)) << question;
+  for (const char* q : {"what was my bill last month", "can you repeat that"}) {
+    auto hit = w.l3.Lookup(q).value();
+    if (hit) {
+      EXPECT_FALSE(contains_amount(hit->text)) << q;
+    }
+  }
+}
+
+TEST(Answerer, KnowledgeBaseUpdateInvalidatesCachedAnswers) {
+  World w;
+  CallerSession caller("+15550199");
+  ASSERT_EQ(w.Ask("How long does delivery take?", caller).tier, AnswerTierId::kKnowledgeBase);
+  w.l2.learned.clear();
+  ASSERT_EQ(w.Ask("How long does delivery take?", caller).tier, AnswerTierId::kL3);
+  ASSERT_TRUE(w.kb->ImportCsv("id,title,intent,body\ndelivery-1,Delivery period,delivery_period,"
+                              "Standard delivery now takes 2 business days.\n",
+                              "update.csv")
+                  .ok());
+  w.l2.learned.clear();
+  AnswerResult r = w.Ask("How long does delivery take?", caller);
+  EXPECT_EQ(r.tier, AnswerTierId::kKnowledgeBase);
+  EXPECT_EQ(r.text, "Standard delivery now takes 2 business days.");
+  // The unrelated refund answer was not touched by the update.
+  ASSERT_EQ(w.Ask("What is the refund policy?", caller).tier, AnswerTierId::kKnowledgeBase);
+  w.l2.learned.clear();
+  EXPECT_EQ(w.Ask("What is the refund policy?", caller).tier, AnswerTierId::kL3);
+}
+
+TEST(Answerer, CachedAnswersCarrySynthesizedAudio) {
+  World w;
+  CallerSession caller("+15550199");
+  AnswerResult r = w.Ask("How long does delivery take?", caller);
+  Question q = FakeUnderstand("How long does delivery take?").value();
+  ASSERT_TRUE(w.answerer->AttachAudio(q, r, std::string("\x01\x02\x03\x04", 4), "s16le/16000").ok());
+  w.l2.learned.clear();
+  AnswerResult hit = w.Ask("How long does delivery take?", caller);
+  EXPECT_EQ(hit.tier, AnswerTierId::kL3);
+  EXPECT_EQ(hit.audio.size(), 4u);
+  EXPECT_EQ(hit.audio_format, "s16le/16000");
+  AnswerResult personal = r;
+  personal.personal = true;
+  EXPECT_FALSE(w.answerer->AttachAudio(q, personal, "x", "s16le/16000").ok());
+}
+
+TEST(Answerer, ConfigValidation) {
+  AnswererConfig c;
+  c.tool_intents = {"no_equals_sign"};
+  AnswererParts parts;
+  parts.understand = FakeUnderstand;
+  EXPECT_FALSE(Answerer::Create(c, parts).ok());
+  EXPECT_FALSE(Answerer::Create(AnswererConfig{}, AnswererParts{}).ok());  // no understander
+}
+
+}  // namespace
+}  // namespace hotline::answer
