@@ -33,9 +33,10 @@ bool IsCjkChar(std::string_view s, size_t i) {
 
 // Never end a sentence: titles and abbreviations that precede more of the same sentence.
 bool IsNonTerminalAbbreviation(std::string_view w) {
-  static const std::array<const char*, 24> kWords = {
-      "Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Mt", "No", "vs", "Gen", "Capt", "Rev",
-      "Sgt", "Lt", "Col", "e.g", "i.e", "approx", "cf", "incl", "Fig", "ext", "Apt", "Ste"};
+  static const std::array<const char*, 36> kWords = {
+      "Mr",  "Mrs", "Ms",  "Dr",  "Prof", "St",  "Mt",  "No",  "vs",     "Gen", "Capt", "Rev",
+      "Sgt", "Lt",  "Col", "e.g", "i.e",  "approx", "cf", "incl", "Fig", "ext", "Apt",  "Ste",
+      "Jan", "Feb", "Mar", "Apr", "Jun",  "Jul", "Aug", "Sep", "Sept",  "Oct", "Nov",  "Dec"};
   for (const char* k : kWords) {
     if (w == k) return true;
   }

@@ -54,6 +54,7 @@ TEST(SentenceChunker, DecimalsAbbreviationsInitialsUrls) {
                {"Bring bills, forms etc. and your card.", "Done."});
   ExpectChunks("Visit example.com. Thanks.", {"Visit example.com.", "Thanks."});
   ExpectChunks("It costs $5.00. Tax is 8.25%.", {"It costs $5.00.", "Tax is 8.25%."});
+  ExpectChunks("Come by Jan. 3 at noon. Ok.", {"Come by Jan. 3 at noon.", "Ok."});
   ExpectChunks("See St. Louis or approx. three stores. Ok.",
                {"See St. Louis or approx. three stores.", "Ok."});
 }
