@@ -1,0 +1,116 @@
+// Configuration of speech recognition (section `asr` of hotline.yaml).
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+
+namespace hotline::asr {
+
+struct PocketsphinxConfig {
+  // Acoustic model folder (16 kHz continuous US English from Debian's pocketsphinx-en-us).
+  std::string acoustic_model = "/usr/share/pocketsphinx/model/en-us/en-us";
+  // Pronunciation dictionary. Must cover every word of the language models.
+  std::string dictionary = "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict";
+  // General English trigram model. Broad coverage, but weak on call-centre phrasing.
+  std::string generic_lm = "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin";
+  // Domain model from `hotline asr build-lm` (ARPA). Empty: generic model only.
+  std::string domain_lm;
+  // How the domain model is used: "interpolated" mixes it with the generic model (robust to
+  // out-of-domain words, slower: two models per decoder), "switched" uses it alone (fastest,
+  // most accurate in domain, cannot recognise words outside it). See docs/speech-in.md.
+  std::string lm_mode = "switched";
+  // Weight of the domain model when interpolated. Higher trusts the domain phrasing more.
+  double domain_weight = 0.9;
+  // Language-model weight (pocketsphinx -lw). Higher favours likely word sequences over the
+  // acoustics; the domain model tolerates more.
+  double language_weight = 6.5;
+  // Beam widths (pocketsphinx -beam / -wbeam, as probabilities). Narrower is faster and
+  // loses more correct hypotheses.
+  double beam = 1e-48;
+  double word_beam = 7e-29;
+  // Decoders kept (one per concurrent stream; each holds the models, ~see docs). Bounds memory;
+  // CreateStream() fails with kResourceExhausted beyond it.
+  int max_streams = 32;
+  // How often a partial hypothesis is computed (ms of audio). Shorter gives fresher partials at
+  // some CPU per call.
+  int partial_interval_ms = 100;
+  // Longest utterance one stream accepts (s).
+  int max_utterance_s = 60;
+  // Level (dBFS) of the noise added above 4 kHz to 8 kHz streams after upsampling; 0 disables.
+  // The wideband model never saw the empty 4-8 kHz band of telephone audio and misreads it
+  // ("go forward ten meters" → "one one years"); a faint noise floor there, like the room noise
+  // of its training recordings, restores recognition. Measured in docs/speech-in.md.
+  double telephone_band_fill_dbfs = -48.0;
+
+  template <class V>
+  void Visit(V& v) {
+    v.Field("acoustic_model", acoustic_model, "Acoustic model folder");
+    v.Field("dictionary", dictionary, "Pronunciation dictionary");
+    v.Field("generic_lm", generic_lm, "General English language model");
+    v.Field("domain_lm", domain_lm, "Domain language model (ARPA from `hotline asr build-lm`)");
+    v.Field("lm_mode", lm_mode, "Domain model use: interpolated | switched");
+    v.Field("domain_weight", domain_weight, "Domain model weight when interpolated");
+    v.Field("language_weight", language_weight, "Language-model weight (-lw)");
+    v.Field("beam", beam, "Main search beam (-beam)");
+    v.Field("word_beam", word_beam, "Word-exit beam (-wbeam)");
+    v.Field("max_streams", max_streams, "Concurrent streams (decoders) at most");
+    v.Field("partial_interval_ms", partial_interval_ms, "Audio between partial hypotheses (ms)");
+    v.Field("max_utterance_s", max_utterance_s, "Longest utterance per stream (s)");
+    v.Field("telephone_band_fill_dbfs", telephone_band_fill_dbfs,
+            "Noise level above 4 kHz added to upsampled 8 kHz audio (dBFS); 0 disables");
+  }
+  Status Validate() const;
+};
+
+struct OpenAiAsrConfig {
+  // Base URL of an OpenAI-compatible server (whisper.cpp server, faster-whisper, vLLM...).
+  std::string url = "http://127.0.0.1:8000/v1";
+  // Model name sent with each request.
+  std::string model = "whisper-1";
+  // ISO-639-1 language hint. Empty lets the server detect it (slower, less reliable on short
+  // utterances).
+  std::string language = "en";
+  // Name of the environment variable holding the API key ("" = no Authorization header). The
+  // key itself never sits in the config file.
+  std::string api_key_env = "";
+  // Limit for one transcription request. Longer tolerates a busy server; shorter fails over sooner.
+  int timeout_ms = 10000;
+  // Longest utterance sent (s); audio is buffered until Finish().
+  int max_utterance_s = 60;
+  // Streams open at once. Bounds buffered audio and requests in flight.
+  int max_streams = 256;
+
+  template <class V>
+  void Visit(V& v) {
+    v.Field("url", url, "Base URL of the OpenAI-compatible server");
+    v.Field("model", model, "Model name");
+    v.Field("language", language, "Language hint (ISO-639-1), empty to auto-detect");
+    v.Field("api_key_env", api_key_env, "Environment variable with the API key");
+    v.Field("timeout_ms", timeout_ms, "Request timeout (ms)");
+    v.Field("max_utterance_s", max_utterance_s, "Longest utterance sent (s)");
+    v.Field("max_streams", max_streams, "Concurrent streams at most");
+  }
+  Status Validate() const;
+};
+
+struct AsrConfig {
+  // "pocketsphinx" (embedded, streaming) or "openai" (remote, whole utterance).
+  std::string backend = "pocketsphinx";
+  // Audio (ms) over which a partial must stay unchanged to be marked stable. Shorter lets the
+  // pipeline start work earlier and risks acting on words that later change.
+  int stable_ms = 300;
+  PocketsphinxConfig pocketsphinx;
+  OpenAiAsrConfig openai;
+
+  template <class V>
+  void Visit(V& v) {
+    v.Field("backend", backend, "Recognizer backend: pocketsphinx | openai");
+    v.Field("stable_ms", stable_ms, "Audio a partial must survive unchanged to be stable (ms)");
+    v.Section("pocketsphinx", pocketsphinx);
+    v.Section("openai", openai);
+  }
+  Status Validate() const;
+};
+
+}  // namespace hotline::asr

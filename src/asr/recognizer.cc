@@ -1,0 +1,92 @@
+#include "asr/recognizer.h"
+
+#include <string>
+
+#include "asr/openai/openai_recognizer.h"
+#include "asr/pocketsphinx/pocketsphinx_recognizer.h"
+
+namespace hotline::asr {
+
+Status PocketsphinxConfig::Validate() const {
+  if (acoustic_model.empty() || dictionary.empty()) {
+    return InvalidArgumentError("acoustic_model and dictionary must be set (apt install pocketsphinx-en-us)");
+  }
+  if (generic_lm.empty() && domain_lm.empty()) {
+    return InvalidArgumentError("set generic_lm, domain_lm or both");
+  }
+  if (lm_mode != "interpolated" && lm_mode != "switched") {
+    return InvalidArgumentError("lm_mode must be 'interpolated' or 'switched', got '" + lm_mode + "'");
+  }
+  if (lm_mode == "interpolated" && !domain_lm.empty() && generic_lm.empty()) {
+    return InvalidArgumentError("lm_mode 'interpolated' needs generic_lm as well as domain_lm");
+  }
+  if (!(domain_weight > 0 && domain_weight < 1)) {
+    return InvalidArgumentError("domain_weight must be in (0, 1), got " + std::to_string(domain_weight));
+  }
+  if (!(language_weight > 0 && language_weight <= 50)) {
+    return InvalidArgumentError("language_weight must be in (0, 50], got " +
+                                std::to_string(language_weight));
+  }
+  if (!(beam > 0 && beam < 1) || !(word_beam > 0 && word_beam < 1)) {
+    return InvalidArgumentError("beam and word_beam are probabilities in (0, 1), e.g. 1e-48");
+  }
+  if (max_streams < 1 || max_streams > 4096) {
+    return InvalidArgumentError("max_streams must be in [1, 4096], got " + std::to_string(max_streams));
+  }
+  if (partial_interval_ms < 20 || partial_interval_ms > 5000) {
+    return InvalidArgumentError("partial_interval_ms must be in [20, 5000], got " +
+                                std::to_string(partial_interval_ms));
+  }
+  if (max_utterance_s < 1 || max_utterance_s > 3600) {
+    return InvalidArgumentError("max_utterance_s must be in [1, 3600], got " +
+                                std::to_string(max_utterance_s));
+  }
+  if (!(telephone_band_fill_dbfs <= 0 && telephone_band_fill_dbfs >= -90)) {
+    return InvalidArgumentError("telephone_band_fill_dbfs must be in [-90, 0] (0 disables), got " +
+                                std::to_string(telephone_band_fill_dbfs));
+  }
+  return Status::Ok();
+}
+
+Status OpenAiAsrConfig::Validate() const {
+  if (url.rfind("http://", 0) != 0) {
+    return InvalidArgumentError("url must start with http:// (got '" + url +
+                                "'); put a TLS proxy in front for https");
+  }
+  if (model.empty()) return InvalidArgumentError("model must be set (e.g. whisper-1)");
+  if (timeout_ms < 100 || timeout_ms > 600000) {
+    return InvalidArgumentError("timeout_ms must be in [100, 600000], got " + std::to_string(timeout_ms));
+  }
+  if (max_utterance_s < 1 || max_utterance_s > 3600) {
+    return InvalidArgumentError("max_utterance_s must be in [1, 3600], got " +
+                                std::to_string(max_utterance_s));
+  }
+  if (max_streams < 1 || max_streams > 100000) {
+    return InvalidArgumentError("max_streams must be in [1, 100000], got " + std::to_string(max_streams));
+  }
+  return Status::Ok();
+}
+
+Status AsrConfig::Validate() const {
+  if (backend != "pocketsphinx" && backend != "openai") {
+    return InvalidArgumentError("backend must be 'pocketsphinx' or 'openai', got '" + backend + "'");
+  }
+  if (stable_ms < 0 || stable_ms > 10000) {
+    return InvalidArgumentError("stable_ms must be in [0, 10000], got " + std::to_string(stable_ms));
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Recognizer>> CreateRecognizer(const AsrConfig& config) {
+  RETURN_IF_ERROR(config.Validate().WithContext("asr"));
+  if (config.backend == "pocketsphinx") {
+    RETURN_IF_ERROR(config.pocketsphinx.Validate().WithContext("asr.pocketsphinx"));
+    ASSIGN_OR_RETURN(auto r, PocketsphinxRecognizer::Create(config.pocketsphinx, config.stable_ms));
+    return std::unique_ptr<Recognizer>(std::move(r));
+  }
+  RETURN_IF_ERROR(config.openai.Validate().WithContext("asr.openai"));
+  ASSIGN_OR_RETURN(auto r, OpenAiRecognizer::Create(config.openai));
+  return std::unique_ptr<Recognizer>(std::move(r));
+}
+
+}  // namespace hotline::asr
