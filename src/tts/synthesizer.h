@@ -71,12 +71,17 @@ struct FliteConfig {
   int chunk_ms = 40;
   // Speaking rate multiplier (duration_stretch = 1/rate). 1.0 is the voice's own pace.
   double rate = 1.0;
+  // Run this instance's syntheses under one process-wide flite lock. Off: instances synthesize
+  // in parallel on the shared voice (checked by test; see flite_synthesizer.h). On: safe even if
+  // a flite build had hidden shared state, at the cost of one core's throughput for all calls.
+  bool serialize = false;
 
   template <class V>
   void Visit(V& v) {
     v.Field("voice", voice, "flite voice: cmu_us_slt, cmu_us_rms, cmu_us_awb, cmu_us_kal16, cmu_us_kal");
     v.Field("chunk_ms", chunk_ms, "Audio per streamed chunk (ms)");
     v.Field("rate", rate, "Speaking rate multiplier (1.0 = natural)");
+    v.Field("serialize", serialize, "Serialize flite synthesis process-wide (safety over throughput)");
   }
   Status Validate() const;
 };

@@ -96,7 +96,7 @@ class FliteSynthesizer : public Synthesizer {
     ChunkEmitter emitter(audio::SamplesForMs(voice_.sample_rate_hz, config_.chunk_ms), on_chunk,
                          cancel);
     std::unique_lock<std::mutex> serial(g_synth_mu, std::defer_lock);
-    if (g_serialized.load()) serial.lock();
+    if (config_.serialize || g_serialized.load()) serial.lock();
 
     cst_utterance* utt = new_utterance();
     utt_set_input_text(utt, input.c_str());

@@ -11,8 +11,9 @@
 // utterance reads the voice but writes only to its own utterance (the streaming hook and rate are
 // set on the utterance's features, not the voice's). Whether concurrent syntheses on one voice are
 // safe is a property of flite we check by test (identical output serial vs. parallel; clean
-// under AddressSanitizer, see flite_synthesizer_test.cc); FliteConfig-independent, a process-wide
-// switch SetFliteSerialized(true) serializes all flite synthesis if a deployment distrusts it.
+// under AddressSanitizer, see flite_synthesizer_test.cc; a symbol audit of libflite finds no
+// mutable globals besides its error jump buffer). A deployment that distrusts this sets
+// tts.flite.serialize (per instance) or calls SetFliteSerialized(true) (whole process).
 //
 // Errors inside flite itself (it calls exit() on internal failures) cannot be caught; inputs are
 // bounded and checked before they reach it.
