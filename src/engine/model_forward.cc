@@ -173,11 +173,13 @@ Status ForwardPass::Run(std::span<const BatchToken> batch, KvCache& kv,
     }
     MatMul(L.w_gate, xn_.data(), n, gate_.data(), pool_);
     MatMul(L.w_up, xn_.data(), n, up_.data(), pool_);
-    const size_t ff = size_t(n) * hp.n_ff;
-    for (size_t i = 0; i < ff; ++i) {
-      const float g = gate_[i];
-      gate_[i] = g / (1.0f + std::exp(-g)) * up_[i];
-    }
+    // SwiGLU: exp() over n x n_ff values is worth spreading over the threads during prefill.
+    pool_.ParallelFor(int64_t{n} * hp.n_ff, 16384, [&](int64_t begin, int64_t end, int) {
+      for (int64_t i = begin; i < end; ++i) {
+        const float g = gate_[size_t(i)];
+        gate_[size_t(i)] = g / (1.0f + std::exp(-g)) * up_[size_t(i)];
+      }
+    });
     MatMul(L.w_down, gate_.data(), n, tmp_.data(), pool_);
     for (size_t i = 0; i < size_t(n) * E; ++i) x_[i] += tmp_[i];
   }

@@ -243,7 +243,7 @@ double Cosine(const float* a, const float* b, size_t n) {
 }
 
 TEST(Model, LlamaAndQwen2MatchFloatReference) {
-  ComputePool pool(2);
+  ComputePool pool(1);
   for (const char* arch : {"llama", "qwen2"}) {
     Spec s;
     s.arch = arch;
@@ -340,7 +340,7 @@ TEST(Model, BatchedMultiSequenceEqualsOneAtATime) {
 //    model's top two logits are closer than the quantization noise of that position (3x the RMS
 //    logit error); on every other position the argmax must agree.
 TEST(Model, EveryWeightTypeAgreesWithF32) {
-  ComputePool pool(2);
+  ComputePool pool(1);
   Spec s;
   auto f32 = RandomModel(s, GgmlType::F32);
   auto m32 = Model::Load(f32);
@@ -417,7 +417,7 @@ TEST(Model, TinyRandomFromAnotherToolLoadsAndRuns) {
   EXPECT_EQ(hp.n_layer, 1);
   EXPECT_EQ(hp.n_head, 2);
   EXPECT_EQ(hp.n_vocab, 32000);
-  ComputePool pool(2);
+  ComputePool pool(1);
   const auto logits = RunPrompt(**m, {1, 450, 4996, 17354}, pool, KvType::kF16);
   ASSERT_EQ(logits.size(), 4u * 32000u);
   for (float v : logits) ASSERT_TRUE(std::isfinite(v));
