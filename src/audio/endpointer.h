@@ -21,7 +21,7 @@ namespace hotline::audio {
 struct EndpointerConfig {
   // Silence that ends a turn. Longer never cuts a caller who pauses to think, shorter answers
   // sooner. Must stay above the pauses callers make inside a sentence (~300 ms).
-  int trailing_silence_ms = 400;
+  int trailing_silence_ms = 500;
   // Silence that ends a turn when the partial transcript already reads as a complete question.
   // Shorter answers sooner; it only applies while the hint is set.
   int complete_silence_ms = 240;

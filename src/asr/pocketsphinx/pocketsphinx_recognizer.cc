@@ -374,7 +374,10 @@ class PocketsphinxStream : public RecognizerStream {
 Result<std::unique_ptr<PocketsphinxRecognizer>> PocketsphinxRecognizer::Create(
     const PocketsphinxConfig& config, int stable_ms) {
   RETURN_IF_ERROR(config.Validate().WithContext("asr.pocketsphinx"));
-  std::call_once(g_log_once, [] { err_set_callback(SphinxLog, nullptr); });
+  std::call_once(g_log_once, [] {
+    err_set_logfp(nullptr);  // the configuration dump goes to the log file, not stderr
+    err_set_callback(SphinxLog, nullptr);
+  });
   RETURN_IF_ERROR(CheckReadable(config.acoustic_model, "acoustic model"));
   RETURN_IF_ERROR(CheckReadable(config.dictionary, "dictionary"));
   if (config.domain_lm.empty() || config.lm_mode == "interpolated") {

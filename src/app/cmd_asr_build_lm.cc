@@ -1,0 +1,81 @@
+// `hotline asr build-lm TEXTS... -o DOMAIN_LM [--order N] [--dict PATH] [--column NAME]`
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "app/cli.h"
+#include "asr/asr_config.h"
+#include "asr/lm_builder.h"
+
+namespace hotline::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: hotline asr build-lm TEXTS... -o DOMAIN_LM [--order N] [--dict PATH] [--column NAME]\n"
+    "\n"
+    "Builds an n-gram language model (ARPA, Witten-Bell smoothing) for the embedded recognizer\n"
+    "from caller phrasing: .csv files contribute one column (default 'instruction', as in the\n"
+    "Bitext customer-support corpus), other files one text per line. Numbers are spelled as\n"
+    "callers say them; words missing from the pronunciation dictionary are dropped (listed).\n"
+    "  -o PATH        output ARPA file (use it with --lm, or asr.pocketsphinx.domain_lm); its\n"
+    "                 words' pronunciations go to PATH.dict (asr.pocketsphinx.dictionary)\n"
+    "  --order N      n-gram order, 1..5 (default 3)\n"
+    "  --dict PATH    pronunciation dictionary (default: the pocketsphinx US English one)\n"
+    "  --column NAME  CSV column to read (default instruction)\n";
+
+int RunBuildLm(std::span<const std::string> argv) {
+  auto parsed = Args::Parse(argv, {"-o", "--order", "--dict", "--column"});
+  if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
+  Args& args = *parsed;
+  auto order = args.GetInt("--order", 3, 1, 5);
+  if (!order.ok()) return UsageError(order.status().message(), kUsage);
+  std::string out_path = args.GetOr("-o", "");
+  std::string dict_path = args.GetOr("--dict", asr::PocketsphinxConfig{}.dictionary);
+  std::string column = args.GetOr("--column", "instruction");
+  if (Status s = args.Finish(); !s.ok()) return UsageError(s.message(), kUsage);
+  if (args.positional().empty()) return UsageError("asr build-lm needs at least one text file", kUsage);
+  if (out_path.empty()) return UsageError("asr build-lm needs -o DOMAIN_LM", kUsage);
+
+  auto dict = asr::LoadDictionaryWords(dict_path);
+  if (!dict.ok()) return Fail(dict.status());
+  asr::NgramLmBuilder builder(static_cast<int>(*order), &*dict);
+  for (const auto& path : args.positional()) {
+    auto texts = asr::ReadTrainingTexts(path, column);
+    if (!texts.ok()) return Fail(texts.status());
+    for (const auto& t : *texts) builder.AddText(t);
+  }
+  auto arpa = builder.ToArpa();
+  if (!arpa.ok()) return Fail(arpa.status());
+  const std::string tmp = out_path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << *arpa;
+    if (!out.good()) return Fail("cannot write '" + tmp + "' (check the folder and free space)");
+  }
+  if (std::rename(tmp.c_str(), out_path.c_str()) != 0) return Fail("cannot rename to '" + out_path + "'");
+
+  auto entries = asr::WriteDictionarySubset(dict_path, builder.vocabulary(), out_path + ".dict");
+  if (!entries.ok()) return Fail(entries.status());
+
+  const auto& st = builder.stats();
+  std::cout << out_path << ": " << st.sentences << " texts, " << st.words << " words, vocabulary "
+            << st.vocabulary << ", n-grams";
+  for (size_t n = 0; n < st.ngrams.size(); ++n) std::cout << (n ? "/" : " ") << st.ngrams[n];
+  std::cout << "; " << st.oov_words << " words not in the dictionary dropped";
+  if (!st.top_oov.empty()) {
+    std::cout << " (most frequent:";
+    for (size_t i = 0; i < st.top_oov.size() && i < 8; ++i) {
+      std::cout << " " << st.top_oov[i].first << "×" << st.top_oov[i].second;
+    }
+    std::cout << ")";
+  }
+  std::cout << "\n" << out_path << ".dict: " << *entries
+            << " pronunciations (the dictionary for this model in switched mode)\n";
+  return 0;
+}
+
+const CommandRegistrar kBuildLm({"asr build-lm", "build a domain language model for the recognizer",
+                                 kUsage, RunBuildLm});
+
+}  // namespace
+}  // namespace hotline::cli
