@@ -27,6 +27,21 @@ Result<bool> CsvReader::Next(CsvRecord& out) {
       }
       break;
     }
+    if (quoted) {
+      // Copy the run up to the next quote at once (long multi-line answers are common).
+      size_t q = text_.find('"', pos_);
+      if (q == std::string_view::npos) q = text_.size();
+      if (q > pos_) {
+        std::string_view run = text_.substr(pos_, q - pos_);
+        for (char ch : run) line_ += ch == '\n';
+        field.append(run);
+        pos_ = q;
+        if (field.size() > limits_.max_field_bytes) {
+          return fail("field longer than " + std::to_string(limits_.max_field_bytes) + " bytes");
+        }
+        continue;
+      }
+    }
     const char c = text_[pos_++];
     if (quoted) {
       if (c == '"') {
