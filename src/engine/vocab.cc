@@ -1,6 +1,7 @@
 #include "engine/vocab.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 
 #include "engine/unicode.h"
@@ -42,6 +43,29 @@ Result<PreTokenizerKind> ParsePre(TokenizerModel model, const std::string& pre) 
   return InvalidArgumentError("tokenizer.ggml.pre '" + pre +
                               "' is not supported; Hotline knows gpt-2, llama3 (llama-bpe) "
                               "and qwen2");
+}
+
+uint64_t HashText(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a, then a final mix so low bits are usable
+  for (char c : s) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  return h ^ (h >> 32);
+}
+
+uint64_t HashKey(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  k *= 0xc4ceb3fe1a85ec53ull;
+  return k ^ (k >> 33);
+}
+
+// Smallest power of two >= 2n (load factor <= 1/2).
+size_t TableSize(size_t n) {
+  size_t size = 16;
+  while (size < 2 * n) size <<= 1;
+  return size;
 }
 
 uint64_t PairKey(TokenId a, TokenId b) {
@@ -114,6 +138,10 @@ Status Vocabulary::Build(VocabData& data) {
     }
     total += t.size();
   }
+  if (total > UINT32_MAX) {
+    return InvalidArgumentError("the vocabulary's token texts total " + std::to_string(total) +
+                                " bytes; at most 4 GiB are accepted");
+  }
   arena_.reserve(total);
   offsets_.reserve(n + 1);
   offsets_.push_back(0);
@@ -133,10 +161,24 @@ Status Vocabulary::Build(VocabData& data) {
     types_[i] = static_cast<TokenType>(t);
   }
 
-  by_text_.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    // First id wins for duplicate texts, as in the reference tokenizers' vocab maps.
-    by_text_.emplace(Text(static_cast<TokenId>(i)), static_cast<TokenId>(i));
+  text_slots_.assign(TableSize(n), kNoToken);
+  {
+    const size_t mask = text_slots_.size() - 1;
+    for (size_t i = 0; i < n; ++i) {
+      const auto id = static_cast<TokenId>(i);
+      const std::string_view text = Text(id);
+      size_t slot = HashText(text) & mask;
+      bool duplicate = false;
+      while (text_slots_[slot] != kNoToken) {
+        // First id wins for duplicate texts, as in the reference tokenizers' vocab maps.
+        if (Text(text_slots_[slot]) == text) {
+          duplicate = true;
+          break;
+        }
+        slot = (slot + 1) & mask;
+      }
+      if (!duplicate) text_slots_[slot] = id;
+    }
   }
 
   auto check_id = [&](TokenId id, const char* key) -> Status {
@@ -207,7 +249,7 @@ Status Vocabulary::Build(VocabData& data) {
     if (data.merges.empty()) {
       return InvalidArgumentError("a byte-level BPE ('gpt2') vocabulary needs tokenizer.ggml.merges");
     }
-    merge_ranks_.reserve(data.merges.size());
+    merge_slots_.assign(TableSize(data.merges.size()), MergeSlot{});
     for (size_t r = 0; r < data.merges.size(); ++r) {
       const std::string& m = data.merges[r];
       // Halves never contain a space (byte-level text encodes it as U+0120); split at the first.
@@ -222,7 +264,14 @@ Status Vocabulary::Build(VocabData& data) {
       const TokenId rt = Find(right);
       const auto rank = static_cast<int32_t>(r);
       if (l != kNoToken && rt != kNoToken) {
-        merge_ranks_.emplace(PairKey(l, rt), rank);  // first (best) rank wins for duplicates
+        const uint64_t key = PairKey(l, rt);
+        const size_t mask = merge_slots_.size() - 1;
+        size_t slot = HashKey(key) & mask;
+        while (merge_slots_[slot].key != MergeSlot{}.key && merge_slots_[slot].key != key) {
+          slot = (slot + 1) & mask;
+        }
+        // First (best) rank wins for duplicates.
+        if (merge_slots_[slot].key != key) merge_slots_[slot] = {key, rank};
       } else {
         text_merges_.emplace(m, rank);
       }
@@ -260,13 +309,23 @@ Status Vocabulary::Build(VocabData& data) {
 }
 
 TokenId Vocabulary::Find(std::string_view text) const {
-  auto it = by_text_.find(text);
-  return it == by_text_.end() ? kNoToken : it->second;
+  if (text_slots_.empty()) return kNoToken;
+  const size_t mask = text_slots_.size() - 1;
+  for (size_t slot = HashText(text) & mask;; slot = (slot + 1) & mask) {
+    const TokenId id = text_slots_[slot];
+    if (id == kNoToken || Text(id) == text) return id;
+  }
 }
 
 int32_t Vocabulary::MergeRank(TokenId left, TokenId right) const {
-  auto it = merge_ranks_.find(PairKey(left, right));
-  return it == merge_ranks_.end() ? -1 : it->second;
+  if (merge_slots_.empty()) return -1;
+  const uint64_t key = PairKey(left, right);
+  const size_t mask = merge_slots_.size() - 1;
+  for (size_t slot = HashKey(key) & mask;; slot = (slot + 1) & mask) {
+    const MergeSlot& m = merge_slots_[slot];
+    if (m.key == key) return m.rank;
+    if (m.key == MergeSlot{}.key) return -1;
+  }
 }
 
 int32_t Vocabulary::MergeRankByText(std::string_view left, std::string_view right) const {

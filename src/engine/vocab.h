@@ -147,8 +147,14 @@ class Vocabulary {
   std::vector<uint32_t> offsets_;  // size()+1 offsets into arena_
   std::vector<float> scores_;
   std::vector<TokenType> types_;
-  std::unordered_map<std::string_view, TokenId> by_text_;  // views into arena_
-  std::unordered_map<uint64_t, int32_t> merge_ranks_;      // (left << 32 | right) -> rank
+  // Open-addressing hash tables (power-of-two sizes, linear probing): node-based maps cost a
+  // cache miss per probe, which dominated both loading and encoding.
+  std::vector<TokenId> text_slots_;  // token ids by hash of their text; kNoToken = empty
+  struct MergeSlot {
+    uint64_t key = ~uint64_t{0};  // (left << 32 | right); all ones = empty
+    int32_t rank = -1;
+  };
+  std::vector<MergeSlot> merge_slots_;
   std::unordered_map<std::string, int32_t> text_merges_;   // "left right" -> rank
   std::array<TokenId, 256> byte_tokens_{};
   std::vector<TokenId> special_tokens_;
