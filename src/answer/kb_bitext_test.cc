@@ -49,6 +49,11 @@ TEST(KbBitext, DerivesVoiceLengthArticlesFromASmallCorpus) {
 
 // The shipped demo knowledge base is exactly what `hotline kb bitext` derives from the corpus.
 TEST(KbBitext, ShippedDemoKnowledgeBaseIsReproducible) {
+#ifdef HOTLINE_SANITIZE
+  // ~1 s optimized but ~15 s unoptimized under ASan; the small-corpus test above runs the same
+  // code under the sanitizers, and the normal build checks the full corpus.
+  GTEST_SKIP() << "full-corpus derivation is checked in the optimized build";
+#endif
   const std::string corpus =
       ReadFile(std::string(HOTLINE_SHARED_DATA_DIR) + "/support/bitext/customer_support.csv");
   if (corpus.empty()) GTEST_SKIP() << "Bitext corpus not found under HOTLINE_SHARED_DATA_DIR";
