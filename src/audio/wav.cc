@@ -70,7 +70,7 @@ Result<FmtChunk> ParseFmt(const uint8_t* p, uint32_t size, const WavConfig& conf
                            " bytes; it needs 40 (with a 22-byte extension)");
     }
     const uint8_t* guid = p + 24;
-    if (U16(guid + 2) != 0 || std::memcmp(guid + 2, kSubFormatGuidTail, 14) != 0) {
+    if (std::memcmp(guid + 2, kSubFormatGuidTail, 14) != 0) {
       return UnimplementedError(
           "WAVE_FORMAT_EXTENSIBLE sub-format is not a standard KSDATAFORMAT GUID; "
           "convert the file to PCM16, μ-law or A-law");
