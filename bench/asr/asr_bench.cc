@@ -10,7 +10,8 @@
 // channel: resampled to 8 kHz, mu-law encoded and decoded, white noise at 30 dB SNR. Streams are
 // fed 8 kHz audio in 20 ms frames.
 //
-// usage: bench_asr [--tune N] [--test N] [--threads N] [--out DIR]
+// usage: bench_asr [--tune N] [--test N] [--threads N] [--out DIR] [--verbose] [--no-tune]
+//                  [--no-interpolated]
 #include <sys/resource.h>
 #include <time.h>
 
@@ -108,7 +109,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   int n_tune = 24, n_test = 80, threads = 2;
   std::string out_dir = "/tmp";
-  bool verbose = false;
+  bool verbose = false, do_tune = true, with_interp = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -117,8 +118,10 @@ int main(int argc, char** argv) {
     else if (a == "--threads") threads = std::stoi(next());
     else if (a == "--out") out_dir = next();
     else if (a == "--verbose") verbose = true;
+    else if (a == "--no-tune") do_tune = false;  // lw 6.5, domain_weight 0.8 (the tuned values)
+    else if (a == "--no-interpolated") with_interp = false;
     else {
-      std::fprintf(stderr, "usage: bench_asr [--tune N] [--test N] [--threads N] [--out DIR] [--verbose]\n");
+      std::fprintf(stderr, "usage: bench_asr [--tune N] [--test N] [--threads N] [--out DIR] [--verbose] [--no-tune] [--no-interpolated]\n");
       return 2;
     }
   }
@@ -218,7 +221,9 @@ int main(int argc, char** argv) {
 
   // Tune the language weight (switched) and the domain weight (interpolated) on the tuning set.
   double best_lw = 0, best_wer = 1e9;
+  if (!do_tune) best_lw = 6.5;
   for (double lw : {6.5, 10.0}) {
+    if (!do_tune) break;
     auto c = switched;
     c.pocketsphinx.language_weight = lw;
     auto r = Make(c);
@@ -229,7 +234,9 @@ int main(int argc, char** argv) {
   switched.pocketsphinx.language_weight = best_lw;
   double best_dw = 0;
   best_wer = 1e9;
+  if (!do_tune) best_dw = 0.8;
   for (double dw : {0.8, 0.95}) {
+    if (!do_tune || !with_interp) break;
     auto c = interp;
     c.pocketsphinx.domain_weight = dw;
     c.pocketsphinx.language_weight = best_lw;
@@ -248,6 +255,7 @@ int main(int argc, char** argv) {
   };
   for (Named n : {Named{"generic en-us model (no domain LM)", &generic},
                   Named{"domain LM, switched", &switched}, Named{"domain LM, interpolated", &interp}}) {
+    if (!with_interp && n.config == &interp) continue;
     auto r = Make(*n.config);
     if (verbose) std::printf("  %s errors:\n", n.name);
     Score s = Run(*r, test, verbose);
@@ -283,6 +291,7 @@ int main(int argc, char** argv) {
   // Memory per decoder (extra streams held open at once).
   for (Named n : {Named{"generic, full dictionary", &generic}, Named{"domain LM, switched", &switched},
                   Named{"domain LM, interpolated", &interp}}) {
+    if (!with_interp && n.config == &interp) continue;
     auto r = Make(*n.config);
     long before = RssKb();
     std::vector<std::unique_ptr<asr::RecognizerStream>> open;

@@ -1,5 +1,5 @@
 // `hotline asr transcribe IN.wav [--backend pocketsphinx|openai] [--lm DOMAIN_LM]
-//  [--lm-mode switched|interpolated] [--url URL] [--model NAME] [--json]`
+//  [--lm-mode interpolated|switched] [--url URL] [--model NAME] [--json]`
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -16,7 +16,7 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: hotline asr transcribe IN.wav|IN.raw [--backend pocketsphinx|openai] [--lm DOMAIN_LM]\n"
-    "                              [--lm-mode switched|interpolated] [--url URL] [--model NAME]\n"
+    "                              [--lm-mode interpolated|switched] [--url URL] [--model NAME]\n"
     "                              [--json]\n"
     "\n"
     "Transcribes one utterance (the whole file, streamed in 20 ms frames as a call would be).\n"
@@ -25,7 +25,8 @@ constexpr char kUsage[] =
     "  --backend NAME  pocketsphinx (default, embedded) or openai (remote server)\n"
     "  --lm PATH       domain language model from `hotline asr build-lm` (pocketsphinx); in\n"
     "                  switched mode PATH.dict, when present, is used as the dictionary\n"
-    "  --lm-mode MODE  switched (default: domain model alone) or interpolated (with the generic)\n"
+    "  --lm-mode MODE  interpolated (default: mixed with the generic model) or switched (the\n"
+    "                  domain model alone: less memory and CPU per stream)\n"
     "  --url URL       openai: base URL of the server (default http://127.0.0.1:8000/v1)\n"
     "  --model NAME    openai: model name (default whisper-1)\n"
     "  --json          print text, confidence, word timings and timing figures as JSON\n";

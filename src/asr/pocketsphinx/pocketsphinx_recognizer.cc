@@ -171,8 +171,9 @@ struct PocketsphinxRecognizer::Pool {
     }
     // Language models: read with the decoder's log-math so that they can be combined.
     auto read = [&](const std::string& path) -> Result<NgramPtr> {
+      // ngram_model_read() takes its own reference on the log-math (LeakSanitizer-checked).
       NgramPtr lm(ngram_model_read(ps_get_config(ps.get()), path.c_str(), NGRAM_AUTO,
-                                   logmath_retain(ps_get_logmath(ps.get()))));
+                                   ps_get_logmath(ps.get())));
       if (!lm) {
         return InvalidArgumentError("cannot read language model '" + path +
                                     "' (ARPA text or sphinx binary; rebuild it with "
