@@ -1,0 +1,66 @@
+// HotlineConfig: the root of config/hotline.yaml. Each module owns its section's struct; this
+// file only nests them, so `--set asr.pocketsphinx.beam=...` reaches any field.
+//
+// Load with LoadHotlineConfig (file, then --set overrides, then Validate of every section).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "answer/answerer.h"
+#include "answer/store.h"
+#include "asr/asr_config.h"
+#include "audio/audio_config.h"
+#include "audio/barge_in.h"
+#include "audio/endpointer.h"
+#include "audio/vad.h"
+#include "common/config.h"
+#include "engine/engine.h"
+#include "tts/synthesizer.h"
+
+namespace hotline {
+
+// The speech-in front end: voice activity, end of turn, barge-in.
+struct SpeechInConfig {
+  audio::VadConfig vad;
+  audio::EndpointerConfig endpointer;
+  audio::BargeInConfig barge_in;
+  template <class V>
+  void Visit(V& v) {
+    v.Section("vad", vad);
+    v.Section("endpointer", endpointer);
+    v.Section("barge_in", barge_in);
+  }
+};
+
+struct HotlineConfig {
+  // trace|debug|info|warn|error|off. debug logs every turn's stages; info is for production.
+  std::string log_level = "info";
+  audio::AudioConfig audio;
+  SpeechInConfig speech_in;
+  asr::AsrConfig asr;
+  tts::TtsConfig tts;
+  engine::EngineConfig engine;
+  answer::AnswererConfig answer;
+  answer::StoreConfig store;
+
+  template <class V>
+  void Visit(V& v) {
+    v.Field("log_level", log_level, "trace|debug|info|warn|error|off");
+    v.Section("audio", audio);
+    v.Section("speech_in", speech_in);
+    v.Section("asr", asr);
+    v.Section("tts", tts);
+    v.Section("engine", engine);
+    v.Section("answer", answer);
+    v.Section("store", store);
+  }
+  Status Validate() const;
+};
+
+// Reads `path` (empty: defaults only), applies each "a.b=value" of `overrides` in order, then
+// validates. Errors name the file line or the override.
+Result<HotlineConfig> LoadHotlineConfig(const std::string& path,
+                                        const std::vector<std::string>& overrides);
+
+}  // namespace hotline
