@@ -197,9 +197,7 @@ struct PocketsphinxRecognizer::Pool {
                                   static_cast<float32>(1.0 - config.domain_weight)};
       lm.reset(ngram_model_set_init(ps_get_config(ps.get()), models, names, weights, 2));
       if (!lm) return InternalError("pocketsphinx could not interpolate the language models");
-      // The set now owns the two models.
-      domain.release();
-      generic.release();
+      // The set takes its own references on the two models; ours go with domain/generic.
     }
     if (ps_set_lm(ps.get(), "hotline", lm.get()) != 0 || ps_set_search(ps.get(), "hotline") != 0) {
       return InvalidArgumentError(
