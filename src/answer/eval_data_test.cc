@@ -1,5 +1,7 @@
 #include "answer/eval_data.h"
 
+#include <string>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -9,7 +11,7 @@ namespace hotline::answer {
 namespace {
 
 std::string TempFile(const std::string& name, const std::string& content) {
-  std::string path = std::string(HOTLINE_BINARY_DIR) + "/eval_data_test_" + name;
+  std::string path = std::string(HOTLINE_BINARY_DIR) + "/eval_data_test_" + std::to_string(::getpid()) + "_" + name;
   std::ofstream(path, std::ios::binary) << content;
   return path;
 }

@@ -1,5 +1,6 @@
 #include "engine/engine.h"
 
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -17,7 +18,7 @@ const std::string kDir = std::string(HOTLINE_SHARED_DATA_DIR) + "/llm/stories260
 class EngineTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    path_ = std::string(HOTLINE_BINARY_DIR) + "/engine_test_stories260k.gguf";
+    path_ = std::string(HOTLINE_BINARY_DIR) + "/engine_test_stories260k_" + std::to_string(::getpid()) + ".gguf";
     ASSERT_TRUE(ConvertLlama2c(kDir + "stories260K.bin", kDir + "tok512.bin", path_).ok());
   }
   static void TearDownTestSuite() { std::remove(path_.c_str()); }

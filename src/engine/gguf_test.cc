@@ -1,5 +1,6 @@
 #include "engine/gguf.h"
 
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -134,7 +135,7 @@ TEST(Gguf, WriterRejectsBadTensors) {
 }
 
 TEST(Gguf, FileRoundTripThroughMmap) {
-  std::string path = std::string(HOTLINE_BINARY_DIR) + "/gguf_test_roundtrip.gguf";
+  std::string path = std::string(HOTLINE_BINARY_DIR) + "/gguf_test_roundtrip_" + std::to_string(::getpid()) + ".gguf";
   GgufWriter w;
   w.SetString("general.architecture", "qwen2");
   std::vector<uint8_t> data(16, 9);

@@ -1,5 +1,6 @@
 #include "engine/llama2c.h"
 
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -77,7 +78,7 @@ std::string DecodeLikeLlama2c(const GgufFile& f, const std::vector<int32_t>& ids
 }
 
 TEST(Llama2c, Stories260kGreedyMatchesReferenceInF32AndQ8_0) {
-  const std::string out = std::string(HOTLINE_BINARY_DIR) + "/stories260k_test.gguf";
+  const std::string out = std::string(HOTLINE_BINARY_DIR) + "/stories260k_test_" + std::to_string(::getpid()) + ".gguf";
   Llama2cHeader h;
   Status s = ConvertLlama2c(kDir + "stories260K.bin", kDir + "tok512.bin", out, &h);
   ASSERT_TRUE(s.ok()) << s;
@@ -131,7 +132,7 @@ TEST(Llama2c, Stories260kGreedyMatchesReferenceInF32AndQ8_0) {
 }
 
 TEST(Llama2c, RejectsMismatchedFiles) {
-  const std::string out = std::string(HOTLINE_BINARY_DIR) + "/llama2c_bad.gguf";
+  const std::string out = std::string(HOTLINE_BINARY_DIR) + "/llama2c_bad_" + std::to_string(::getpid()) + ".gguf";
   // Tokenizer given as checkpoint: its "header" is nonsense.
   Status s = ConvertLlama2c(kDir + "tok512.bin", kDir + "tok512.bin", out);
   EXPECT_FALSE(s.ok());
@@ -141,7 +142,7 @@ TEST(Llama2c, RejectsMismatchedFiles) {
   EXPECT_EQ(ConvertLlama2c(kDir + "missing.bin", kDir + "tok512.bin", out).code(),
             StatusCode::kNotFound);
   // A truncated checkpoint.
-  const std::string cut = std::string(HOTLINE_BINARY_DIR) + "/llama2c_cut.bin";
+  const std::string cut = std::string(HOTLINE_BINARY_DIR) + "/llama2c_cut_" + std::to_string(::getpid()) + ".bin";
   std::string ck = ReadText(kDir + "stories260K.bin");
   std::ofstream(cut, std::ios::binary).write(ck.data(), static_cast<std::streamsize>(ck.size() / 2));
   s = ConvertLlama2c(cut, kDir + "tok512.bin", out);

@@ -1,5 +1,6 @@
 #include "engine/quant_model.h"
 
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,7 +16,7 @@ namespace hotline::engine {
 namespace {
 
 std::string TempPath(const std::string& name) {
-  return std::string(HOTLINE_BINARY_DIR) + "/quant_model_test_" + name + ".gguf";
+  return std::string(HOTLINE_BINARY_DIR) + "/quant_model_test_" + std::to_string(::getpid()) + "_" + name + ".gguf";
 }
 
 std::vector<char> ReadAll(const std::string& path) {

@@ -1,5 +1,7 @@
 // Two Hotline processes (two Answerers) sharing L3 through a real redis-server: shareable answers
 // computed by one are served by the other; a caller's bill amount is never served to anyone else.
+#include <string>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -64,7 +66,7 @@ class Node {
 TEST(AnswererWithRedis, NodesShareAnswersButNeverACallersBill) {
   testing::RedisServer server;
   ASSERT_TRUE(server.Start().ok());
-  const std::string kb_path = std::string(HOTLINE_BINARY_DIR) + "/answerer_redis_test_kb.sqlite";
+  const std::string kb_path = std::string(HOTLINE_BINARY_DIR) + "/answerer_redis_test_kb_" + std::to_string(::getpid()) + ".sqlite";
   std::remove(kb_path.c_str());
   {
     auto kb = KnowledgeBase::Open(kb_path, true).value();

@@ -1,6 +1,8 @@
 // Real speech through the real pocketsphinx decoder and US English model.
 #include "asr/pocketsphinx/pocketsphinx_recognizer.h"
 
+#include <string>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -17,7 +19,12 @@ namespace hotline::asr {
 namespace {
 
 const char* kGoForward = "/usr/share/pocketsphinx/test/data/goforward.raw";
-const std::string kDir = HOTLINE_BINARY_DIR;
+// Per-process folder: CTest runs each test as its own process, several at once.
+const std::string kDir = [] {
+  std::string d = std::string(HOTLINE_BINARY_DIR) + "/test-tmp/asr-" + std::to_string(::getpid());
+  std::filesystem::create_directories(d);
+  return d;
+}();
 
 // The full dictionary takes seconds to load into each decoder; tests use the generic model with
 // the first 3000 dictionary entries plus the words they need (still thousands of competitors).
