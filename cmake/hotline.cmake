@@ -36,3 +36,26 @@ function(hotline_bench name)
     HOTLINE_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
     HOTLINE_SHARED_DATA_DIR="${HOTLINE_SHARED_DATA_DIR}")
 endfunction()
+
+# hotline_globbed_module(NAME [PUBLIC_LIBS libs...] [PRIVATE_LIBS libs...])
+# One static library hotline_NAME from every non-test .cc of the calling folder (several engineers
+# add files at once, so sources are globbed), then the folder's optional deps.cmake, then one test
+# program NAME_<file> per *_test.cc. Does nothing when the folder has no sources yet.
+function(hotline_globbed_module name)
+  cmake_parse_arguments(M "" "" "PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
+  file(GLOB sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*.cc")
+  list(FILTER sources EXCLUDE REGEX "_test\\.cc$")
+  if(NOT sources)
+    return()
+  endif()
+  add_library(hotline_${name} STATIC ${sources})
+  target_include_directories(hotline_${name} PUBLIC ${CMAKE_SOURCE_DIR}/src)
+  target_link_libraries(hotline_${name} PUBLIC hotline_common ${M_PUBLIC_LIBS} PRIVATE ${M_PRIVATE_LIBS})
+  # Extra dependencies (system libraries, other modules) of this folder.
+  include(${CMAKE_CURRENT_SOURCE_DIR}/deps.cmake OPTIONAL)
+  file(GLOB tests CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*_test.cc")
+  foreach(t ${tests})
+    get_filename_component(tname "${t}" NAME_WE)
+    hotline_test(${name}_${tname} "${t}" LIBS hotline_${name})
+  endforeach()
+endfunction()
