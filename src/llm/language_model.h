@@ -57,7 +57,16 @@ struct GenerateRequest {
 };
 
 enum class FinishReason { kStop, kLength, kCallback, kCancelled, kContextFull };
-std::string_view FinishReasonName(FinishReason r);
+inline std::string_view FinishReasonName(FinishReason r) {
+  switch (r) {
+    case FinishReason::kStop: return "stop";
+    case FinishReason::kLength: return "length";
+    case FinishReason::kCallback: return "callback";
+    case FinishReason::kCancelled: return "cancelled";
+    case FinishReason::kContextFull: return "context_full";
+  }
+  return "unknown";
+}
 
 struct GenerateStats {
   FinishReason finish = FinishReason::kStop;
