@@ -101,6 +101,24 @@ int Engine::SequenceLength(int seq) const {
   return it == seqs_.end() ? 0 : static_cast<int>(it->second.tokens.size());
 }
 
+std::span<const int32_t> Engine::SequenceTokens(int seq) const {
+  auto it = seqs_.find(seq);
+  if (it == seqs_.end()) return {};
+  return it->second.tokens;
+}
+
+Status Engine::TruncateSequence(int seq, int n_tokens) {
+  auto it = seqs_.find(seq);
+  if (it == seqs_.end()) return InvalidArgumentError("unknown sequence " + std::to_string(seq));
+  if (n_tokens < 0) {
+    return InvalidArgumentError("cannot truncate a sequence to " + std::to_string(n_tokens) +
+                                " tokens");
+  }
+  std::vector<int32_t>& tokens = it->second.tokens;
+  if (static_cast<size_t>(n_tokens) < tokens.size()) tokens.resize(static_cast<size_t>(n_tokens));
+  return Status::Ok();
+}
+
 Result<std::span<const float>> Engine::Feed(int seq, std::span<const int32_t> tokens) {
   auto it = seqs_.find(seq);
   if (it == seqs_.end()) return InvalidArgumentError("unknown sequence " + std::to_string(seq));

@@ -122,6 +122,15 @@ class Engine {
   void RemoveSequence(int seq);
   // Tokens the sequence holds (fed + generated); 0 for unknown sequences.
   int SequenceLength(int seq) const;
+  // The tokens the sequence holds, in order (empty for unknown sequences). Valid until the next
+  // call that changes the sequence.
+  std::span<const int32_t> SequenceTokens(int seq) const;
+  // Forgets positions >= n_tokens of the sequence, so the next Feed continues from position
+  // n_tokens (prefix reuse: keep a shared prompt prefix, drop what followed it). The KV rows past
+  // n_tokens stay allocated and are overwritten by later feeds; attention never reads them, since
+  // it looks only at positions up to the one being computed. n_tokens >= SequenceLength is a
+  // no-op. Errors: unknown sequence, negative n_tokens.
+  Status TruncateSequence(int seq, int n_tokens);
 
   // Appends `tokens` to the sequence and returns the logits after the last one (n_vocab floats,
   // valid until the next call). Errors: unknown sequence, bad token id, max_seq_len exceeded.

@@ -80,6 +80,40 @@ TEST_F(EngineTest, ChunkedPrefillEqualsOnePass) {
   for (size_t i = 0; i < la->size(); ++i) EXPECT_NEAR((*la)[i], (*lb)[i], 1e-4);
 }
 
+TEST_F(EngineTest, TruncateSequenceThenContinueEqualsFreshSequence) {
+  auto e = Load("f32");
+  ASSERT_TRUE(e);
+  SamplingConfig greedy;
+  greedy.max_tokens = 20;
+  const std::vector<int32_t> shared = {1, 403, 407, 261, 378};
+  const std::vector<int32_t> tail_a = {429, 416, 261};
+  const std::vector<int32_t> tail_b = {300, 458, 299};
+  // Fresh: shared + tail_b in one sequence.
+  std::vector<int32_t> full_b = shared;
+  full_b.insert(full_b.end(), tail_b.begin(), tail_b.end());
+  auto fresh = e->Generate(*e->CreateSequence(), full_b, greedy, nullptr);
+  ASSERT_TRUE(fresh.ok());
+
+  // Reused: shared + tail_a + generated text, cut back to `shared`, then tail_b.
+  const int seq = *e->CreateSequence();
+  std::vector<int32_t> full_a = shared;
+  full_a.insert(full_a.end(), tail_a.begin(), tail_a.end());
+  ASSERT_TRUE(e->Generate(seq, full_a, greedy, nullptr).ok());
+  EXPECT_GT(e->SequenceLength(seq), static_cast<int>(full_a.size()));
+  ASSERT_TRUE(e->TruncateSequence(seq, static_cast<int>(shared.size())).ok());
+  EXPECT_EQ(e->SequenceLength(seq), static_cast<int>(shared.size()));
+  auto kept = e->SequenceTokens(seq);
+  EXPECT_EQ(std::vector<int32_t>(kept.begin(), kept.end()), shared);
+  auto reused = e->Generate(seq, tail_b, greedy, nullptr);
+  ASSERT_TRUE(reused.ok());
+  EXPECT_EQ(reused->tokens, fresh->tokens);
+
+  EXPECT_TRUE(e->TruncateSequence(seq, 1 << 20).ok());  // longer than held: no-op
+  EXPECT_FALSE(e->TruncateSequence(seq, -1).ok());
+  EXPECT_FALSE(e->TruncateSequence(12345, 0).ok());
+  EXPECT_TRUE(e->SequenceTokens(12345).empty());
+}
+
 TEST_F(EngineTest, CallbackCancelAndLimits) {
   auto e = Load("f16");
   ASSERT_TRUE(e);
