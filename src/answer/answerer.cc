@@ -44,6 +44,9 @@ Result<std::unique_ptr<Answerer>> Answerer::Create(AnswererConfig config, Answer
   RETURN_IF_ERROR(ValidateConfig(config).WithContext("answerer"));
   if (!parts.understand) return InvalidArgumentError("answerer needs an understander");
   if (!parts.clock) parts.clock = &SystemClock::Get();
+  if (!parts.count_tokens && parts.llm) {
+    parts.count_tokens = [model = parts.llm](std::string_view text) { return model->CountTokens(text); };
+  }
   std::map<std::string, std::string> tools;
   for (const auto& pair : config.tool_intents) {
     const size_t eq = pair.find('=');
@@ -72,8 +75,48 @@ AnswerResult Answerer::Done(AnswerResult r) {
   return r;
 }
 
+// One Answer call: its options, when it started, and the sentences handed to on_sentence.
+struct Answerer::Turn {
+  Turn(const AnswerOptions& o, const Clock& c) : options(o), clock(c), start(c.Now()) {}
+  const AnswerOptions& options;
+  const Clock& clock;
+  MonoTime start;
+  bool streamed = false;  // the LLM tier delivered its sentences while generating
+  bool stopped = false;   // on_sentence returned false
+  double first_sentence_ms = -1;
+  std::vector<std::string> sentences;
+
+  // Hands one sentence to on_sentence; false once the listener wants no more.
+  bool Deliver(std::string sentence) {
+    if (stopped) return false;
+    if (first_sentence_ms < 0) {
+      first_sentence_ms = std::chrono::duration<double, std::milli>(clock.Now() - start).count();
+    }
+    sentences.push_back(std::move(sentence));
+    if (options.on_sentence && !options.on_sentence(sentences.back())) stopped = true;
+    return !stopped;
+  }
+};
+
 Result<AnswerResult> Answerer::Answer(std::string_view turn, CallerSession& caller,
-                                      const std::vector<ChatMessage>& history) {
+                                      const std::vector<ChatMessage>& history,
+                                      const AnswerOptions& options) {
+  Turn t(options, *parts_.clock);
+  ASSIGN_OR_RETURN(AnswerResult r, AnswerTurn(turn, caller, history, t));
+  if (!t.streamed) {
+    for (std::string& sentence : SplitSentences(r.text)) {
+      if (!t.Deliver(std::move(sentence))) break;
+    }
+  }
+  r.sentences = std::move(t.sentences);
+  r.first_sentence_ms = t.first_sentence_ms;
+  if (t.stopped || (t.streamed && IsCancelled(options.cancel))) r.cancelled = true;
+  if (r.cancelled) stats_.cancelled.fetch_add(1, std::memory_order_relaxed);
+  return r;
+}
+
+Result<AnswerResult> Answerer::AnswerTurn(std::string_view turn, CallerSession& caller,
+                                          const std::vector<ChatMessage>& history, Turn& t) {
   stats_.turns.fetch_add(1, std::memory_order_relaxed);
   if (parts_.kb && parts_.l3) {
     bool due = false;
@@ -131,7 +174,8 @@ Result<AnswerResult> Answerer::Answer(std::string_view turn, CallerSession& call
       return Done(std::move(r));
     }
   }
-  ASSIGN_OR_RETURN(std::optional<AnswerResult> generated, FromKnowledgeOrModel(q, caller, history));
+  ASSIGN_OR_RETURN(std::optional<AnswerResult> generated,
+                   FromKnowledgeOrModel(q, caller, history, t));
   if (generated) return Done(std::move(*generated));
   return Done(Reply(config_.fallback_text, AnswerTierId::kFallback));
 }
@@ -183,20 +227,24 @@ Result<AnswerResult> Answerer::RunTool(CallerSession& caller, const std::string&
   return Done(Reply(r->text, AnswerTierId::kTool, true));
 }
 
-Result<std::optional<AnswerResult>> Answerer::FromKnowledgeOrModel(
-    const Question& q, CallerSession& caller, const std::vector<ChatMessage>& history) {
+std::vector<Passage> Answerer::Retrieve(const Question& q) {
   std::vector<Passage> passages;
-  if (parts_.kb && !q.text.empty()) {
-    auto found = parts_.kb->Search(q.text, config_.kb.top_k);
-    if (!found.ok()) {
-      stats_.tier_errors.fetch_add(1, std::memory_order_relaxed);
-      HLOG_WARN("knowledge-base search failed: {}", found.status().message());
-    } else {
-      for (auto& p : *found) {
-        if (p.score >= config_.kb.min_score) passages.push_back(std::move(p));
-      }
-    }
+  if (!parts_.kb || q.text.empty()) return passages;
+  auto found = parts_.kb->Search(q.text, config_.kb.top_k);
+  if (!found.ok()) {
+    stats_.tier_errors.fetch_add(1, std::memory_order_relaxed);
+    HLOG_WARN("knowledge-base search failed: {}", found.status().message());
+    return passages;
   }
+  for (auto& p : *found) {
+    if (p.score >= config_.kb.min_score) passages.push_back(std::move(p));
+  }
+  return passages;
+}
+
+Result<std::optional<AnswerResult>> Answerer::FromKnowledgeOrModel(
+    const Question& q, CallerSession& caller, const std::vector<ChatMessage>& history, Turn& t) {
+  std::vector<Passage> passages = Retrieve(q);
   if (!passages.empty()) {
     const Passage& top = passages[0];
     const bool intent_ok = !config_.kb_direct_requires_intent_match || q.intent.empty() ||
@@ -215,32 +263,111 @@ Result<std::optional<AnswerResult>> Answerer::FromKnowledgeOrModel(
       return std::optional<AnswerResult>(std::move(r));
     }
   }
+  return FromModel(q, caller, history, std::move(passages), t);
+}
+
+Result<std::optional<AnswerResult>> Answerer::FromModel(const Question& q, CallerSession& caller,
+                                                        const std::vector<ChatMessage>& history,
+                                                        std::vector<Passage> passages, Turn& t) {
   if (!parts_.llm) return std::optional<AnswerResult>();
-  ASSIGN_OR_RETURN(Prompt prompt, prompt_builder_.Build(PromptInput{q.text, passages, {}, history}));
+  if (IsCancelled(t.options.cancel)) {  // barge-in before the model started: nothing to say
+    AnswerResult r = Reply("", AnswerTierId::kLlm);
+    t.streamed = true;
+    return std::optional<AnswerResult>(std::move(r));
+  }
+  ASSIGN_OR_RETURN(Prompt prompt,
+                   prompt_builder_.Build(PromptInput{q.text, std::move(passages), {}, history}));
   std::vector<std::string> deps;
   for (const auto& id : prompt.passage_ids) deps.push_back(KnowledgeBase::StampFor(id));
   std::vector<uint64_t> snapshot;
-  bool have_snapshot = parts_.l3 != nullptr;
+  bool have_snapshot = parts_.l3 != nullptr || parts_.l2 != nullptr;
   if (parts_.l3 && !deps.empty()) {
     auto snap = parts_.l3->Snapshot(deps);  // before generating: an update meanwhile is a miss
     have_snapshot = snap.ok();
     if (snap.ok()) snapshot = std::move(*snap);
   }
-  auto text = parts_.llm->Generate(prompt.messages, config_.prompt.reserved_output_tokens);
-  if (!text.ok()) {
+  llm::GenerateRequest request;
+  request.messages = std::move(prompt.messages);
+  request.max_tokens = config_.prompt.reserved_output_tokens;
+  request.cancel = t.options.cancel;
+  SpeechStream speech(config_.speech);
+  bool enough = false;  // the spoken answer is complete (sentence or length limit)
+  auto deliver = [&](std::vector<std::string> sentences) {
+    for (std::string& s : sentences) {
+      if (!t.Deliver(std::move(s))) return false;
+    }
+    return true;
+  };
+  auto stats = parts_.llm->Generate(request, [&](std::string_view delta) {
+    if (!deliver(speech.Push(delta))) return false;
+    if (speech.full()) enough = true;
+    return !enough;
+  });
+  const bool started = !t.sentences.empty();
+  if (!stats.ok()) {
     stats_.tier_errors.fetch_add(1, std::memory_order_relaxed);
-    HLOG_WARN("language model failed: {}", text.status().message());
-    return std::optional<AnswerResult>();
+    HLOG_WARN("language model {} failed: {}", parts_.llm->name(), stats.status().message());
+    // Nothing said yet: the next tier (fallback) answers. Otherwise the caller already heard the
+    // start of this answer; it stands as it is, uncached.
+    if (!started) return std::optional<AnswerResult>();
+    AnswerResult r = Reply(speech.spoken(), AnswerTierId::kLlm, caller.MentionsPersonal(speech.spoken()));
+    r.cancelled = true;
+    t.streamed = true;
+    return std::optional<AnswerResult>(std::move(r));
   }
-  std::string spoken = PostprocessForSpeech(*text, {}, config_.speech);
-  if (spoken.empty()) return std::optional<AnswerResult>();
-  AnswerResult r = Reply(std::move(spoken), AnswerTierId::kLlm);
+  const bool cut = t.stopped || stats->finish == llm::FinishReason::kCancelled ||
+                   (stats->finish == llm::FinishReason::kCallback && !enough);
+  if (!cut) deliver(speech.Finish());
+  if (speech.spoken().empty() && !cut) return std::optional<AnswerResult>();
+  t.streamed = true;
+  AnswerResult r = Reply(speech.spoken(), AnswerTierId::kLlm);
+  r.cancelled = cut || t.stopped;
+  r.llm = *stats;
   r.personal = caller.MentionsPersonal(r.text);
   r.passage_ids = prompt.passage_ids;
+  if (r.cancelled) return std::optional<AnswerResult>(std::move(r));
   // Answers that depended on this conversation are not the answer to the question in general.
-  const bool conversational = prompt.messages.size() > 2;
+  const bool conversational = request.messages.size() > 2;
   if (!r.personal && !conversational && have_snapshot) Share(q, r, deps, snapshot);
   return std::optional<AnswerResult>(std::move(r));
+}
+
+Result<std::optional<AnswerResult>> Answerer::Peek(std::string_view partial,
+                                                   const CallerSession& caller) {
+  ASSIGN_OR_RETURN(Question q, parts_.understand(partial));
+  if (q.text.empty()) return std::optional<AnswerResult>();
+  // A request for account data is never answered from a shared tier.
+  if (parts_.tools && tool_for_intent_.count(q.intent)) return std::optional<AnswerResult>();
+  const std::pair<AnswerTier*, AnswerTierId> tiers[] = {{parts_.l1, AnswerTierId::kL1},
+                                                        {parts_.l2, AnswerTierId::kL2}};
+  for (auto [tier, id] : tiers) {
+    if (!tier) continue;
+    auto hit = tier->Peek(q);
+    if (!hit.ok() || !*hit || (*hit)->personal || caller.MentionsPersonal((*hit)->text)) continue;
+    AnswerResult r = Reply((*hit)->text, id);
+    r.sentences = SplitSentences(r.text);
+    return std::optional<AnswerResult>(std::move(r));
+  }
+  if (parts_.l3) {
+    auto hit = parts_.l3->Lookup(q.text);
+    if (hit.ok() && *hit && !caller.MentionsPersonal((*hit)->text)) {
+      AnswerResult r = Reply(std::move((*hit)->text), AnswerTierId::kL3);
+      r.sentences = SplitSentences(r.text);
+      r.audio = std::move((*hit)->audio);
+      r.audio_format = std::move((*hit)->audio_format);
+      return std::optional<AnswerResult>(std::move(r));
+    }
+  }
+  return std::optional<AnswerResult>();
+}
+
+Result<std::vector<ChatMessage>> Answerer::DraftPrompt(std::string_view partial,
+                                                       const CallerSession& caller,
+                                                       const std::vector<ChatMessage>& history) {
+  (void)caller;  // the prompt holds no caller state today; kept for per-caller context later
+  ASSIGN_OR_RETURN(Question q, parts_.understand(partial));
+  ASSIGN_OR_RETURN(Prompt prompt, prompt_builder_.Build(PromptInput{q.text, Retrieve(q), {}, history}));
+  return std::move(prompt.messages);
 }
 
 void Answerer::Share(const Question& q, const AnswerResult& a, const std::vector<std::string>& deps,

@@ -6,9 +6,21 @@
 //              ├► L2 semantic cache    (AnswerTier)
 //              ├► L3 exact result cache (ResultCache; answers with audio when synthesized)
 //              ├► knowledge base: the top passage is spoken directly when it matches well
-//              ├► language model: prompt (system, history, passages) ─► speech post-processing
+//              ├► language model (llm::LanguageModel): prompt (system, history, passages),
+//              │  streamed through the speech post-processing sentence by sentence
 //              └► fallback: offer a human agent
 // The result names the tier that answered.
+//
+// Streaming: AnswerOptions::on_sentence receives the spoken answer as sentences, in order, as
+// soon as each is ready: while the model generates for the LLM tier (SpeechStream), the whole
+// answer split into sentences for every other tier. Returning false from it, or raising
+// AnswerOptions::cancel (barge-in, from any thread), stops the model; the result is then flagged
+// `cancelled`, holds what was spoken, and is never cached.
+//
+// Look-ahead while the caller is still talking (stable ASR partials): Peek says what the
+// shareable cached tiers (L1 templates without tools, L2, L3) would answer, with no side effects
+// on stats or the caller; DraftPrompt gives the messages the model would get, for
+// llm::LanguageModel::Prefetch.
 //
 // Personal data never crosses callers: tool answers are flagged personal and are stored in no
 // cache; every value they spoke is remembered in the CallerSession and any later answer that
@@ -20,9 +32,10 @@
 // they used; SyncKnowledgeBase (called by Answer at most every kb_sync_interval_ms) bumps the
 // stamps of articles changed since the last sync, so their cached answers stop being served.
 //
-// Thread-safety: Answer may be called concurrently for different calls (different
-// CallerSessions); the tiers it uses are thread-safe. A CallerSession is used by one call at a
-// time. Blocking: the tiers block (SQLite, Redis, the model); call from worker threads.
+// Thread-safety: Answer, Peek and DraftPrompt may be called concurrently for different calls
+// (different CallerSessions); the tiers they use are thread-safe. A CallerSession is used by one
+// call at a time. Blocking: the tiers block (SQLite, Redis, the model); call from worker threads.
+// on_sentence runs on the thread that called Answer.
 #pragma once
 
 #include <atomic>
@@ -43,6 +56,8 @@
 #include "answer/tools.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "llm/language_model.h"
+#include "net/cancel_token.h"
 
 namespace hotline::answer {
 
@@ -71,26 +86,39 @@ class AnswerTier {
   // the version stamps (knowledge-base articles) the answer was built from.
   virtual Status Learn(const Question& q, std::string_view answer,
                        const std::vector<std::string>& depends_on) = 0;
-};
-
-// The language model, as a callback interface until the llm/ module provides one.
-class LanguageModel {
- public:
-  virtual ~LanguageModel() = default;
-  // The full answer text for the chat `messages` (at most `max_tokens` tokens). Blocking.
-  virtual Result<std::string> Generate(const std::vector<ChatMessage>& messages, int max_tokens) = 0;
+  // What Lookup would answer for any caller, without side effects (no stats, no tool calls):
+  // only answers that may be shared between callers. Default: nothing.
+  virtual Result<std::optional<TierAnswer>> Peek(const Question& q) {
+    (void)q;
+    return std::optional<TierAnswer>();
+  }
 };
 
 enum class AnswerTierId { kTool, kIdentify, kL1, kL2, kL3, kKnowledgeBase, kLlm, kFallback };
 std::string_view TierName(AnswerTierId tier);
 
 struct AnswerResult {
-  std::string text;
+  std::string text;                    // the whole spoken answer
+  std::vector<std::string> sentences;  // `text` as the sentences given to on_sentence
   AnswerTierId tier = AnswerTierId::kFallback;
   bool personal = false;
+  // Stopped by AnswerOptions (cancel raised or on_sentence returned false): `text` is what was
+  // produced until then; never cached.
+  bool cancelled = false;
   std::string audio;         // cached synthesized audio (L3 hits only; may be empty)
   std::string audio_format;
   std::vector<std::string> passage_ids;  // knowledge-base articles used
+  // The model's figures when the LLM tier ran (first_token_ms, prompt/cached/generated tokens).
+  std::optional<llm::GenerateStats> llm;
+  double first_sentence_ms = -1;  // Answer call -> first on_sentence call (-1: none)
+};
+
+struct AnswerOptions {
+  // The spoken answer, sentence by sentence, as soon as each is ready (see the file comment).
+  // Return false to stop (the answer is then cancelled). May be empty.
+  std::function<bool(std::string_view sentence)> on_sentence;
+  // Raised from any thread (barge-in, hang-up): the model stops and the answer is not cached.
+  const CancelToken* cancel = nullptr;
 };
 
 struct AnswererConfig {
@@ -149,8 +177,8 @@ struct AnswererParts {
   KnowledgeBase* kb = nullptr;
   ToolRegistry* tools = nullptr;
   CallerIdentifier* identifier = nullptr;
-  LanguageModel* llm = nullptr;
-  TokenCounter count_tokens;  // null: estimate
+  llm::LanguageModel* llm = nullptr;
+  TokenCounter count_tokens;  // null: llm->CountTokens when a model is given, else an estimate
   const Clock* clock = nullptr;  // null: the system clock
 };
 
@@ -158,6 +186,7 @@ struct AnswererStats {
   std::atomic<uint64_t> turns{0};
   std::atomic<uint64_t> by_tier[8] = {};
   std::atomic<uint64_t> tier_errors{0};  // a tier failed and the next one answered
+  std::atomic<uint64_t> cancelled{0};    // answers stopped by barge-in
 };
 
 class Answerer {
@@ -166,7 +195,18 @@ class Answerer {
 
   // Answers one turn of the call. `history`: earlier messages of this call, oldest first.
   Result<AnswerResult> Answer(std::string_view turn, CallerSession& caller,
-                              const std::vector<ChatMessage>& history = {});
+                              const std::vector<ChatMessage>& history = {},
+                              const AnswerOptions& options = {});
+
+  // What the shareable cached tiers (L1 templates that use no tool, L2, L3) would answer for
+  // `partial` now; nullopt when none would (or the turn asks for personal data). No side effects:
+  // no stats, no caller state, no model, no tool (an L3 entry found stale may be dropped).
+  Result<std::optional<AnswerResult>> Peek(std::string_view partial, const CallerSession& caller);
+
+  // The messages the language model would get if `partial` were the whole turn (for
+  // llm::LanguageModel::Prefetch while the caller talks). Reads the knowledge base.
+  Result<std::vector<ChatMessage>> DraftPrompt(std::string_view partial, const CallerSession& caller,
+                                               const std::vector<ChatMessage>& history);
 
   // A PIN typed on the keypad (DTMF digits from the transport). When a personal request was
   // waiting for it, the answer to that request; otherwise a confirmation.
@@ -183,11 +223,19 @@ class Answerer {
 
  private:
   Answerer(AnswererConfig config, AnswererParts parts, std::map<std::string, std::string> tools);
+  struct Turn;  // per-call state of one Answer (options, timing, sentences delivered)
+  Result<AnswerResult> AnswerTurn(std::string_view turn, CallerSession& caller,
+                                  const std::vector<ChatMessage>& history, Turn& t);
   Result<AnswerResult> RunTool(CallerSession& caller, const std::string& tool,
                                const std::map<std::string, std::string>& args);
   Result<AnswerResult> HandlePin(CallerSession& caller, std::string_view digits);
+  std::vector<Passage> Retrieve(const Question& q);
   Result<std::optional<AnswerResult>> FromKnowledgeOrModel(const Question& q, CallerSession& caller,
-                                                           const std::vector<ChatMessage>& history);
+                                                           const std::vector<ChatMessage>& history,
+                                                           Turn& t);
+  Result<std::optional<AnswerResult>> FromModel(const Question& q, CallerSession& caller,
+                                                const std::vector<ChatMessage>& history,
+                                                std::vector<Passage> passages, Turn& t);
   void Share(const Question& q, const AnswerResult& a, const std::vector<std::string>& deps,
              const std::vector<uint64_t>& snapshot);
   AnswerResult Done(AnswerResult r);

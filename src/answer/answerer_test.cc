@@ -30,18 +30,40 @@ Result<Question> FakeUnderstand(std::string_view turn) {
 
 // Answers from the prompt: repeats the last history message when asked to repeat, otherwise
 // says something general. Counts calls.
-class EchoModel : public LanguageModel {
+// Streams its answer a few bytes at a time, like a backend's token deltas.
+class EchoModel : public llm::LanguageModel {
  public:
-  Result<std::string> Generate(const std::vector<ChatMessage>& messages, int) override {
+  Result<llm::GenerateStats> Generate(const llm::GenerateRequest& request,
+                                      const llm::TextCallback& on_text) override {
     ++calls;
-    last_prompt = messages;
+    last_prompt = request.messages;
+    const auto& messages = request.messages;
     const std::string& question = messages.back().content;
+    std::string text;
     if (question.find("repeat") != std::string::npos) {
-      if (messages.size() > 2) return "Sure! " + messages[messages.size() - 2].content;
-      return std::string("**There is nothing to repeat yet.**");
+      text = messages.size() > 2 ? "Sure! " + messages[messages.size() - 2].content
+                                 : std::string("**There is nothing to repeat yet.**");
+    } else {
+      text = "Certainly! We are open *nine to five* on weekdays.\n- Call us any time.";
     }
-    return std::string("Certainly! We are open *nine to five* on weekdays.\n- Call us any time.");
+    llm::GenerateStats stats;
+    stats.prompt_tokens = 100;
+    stats.first_token_ms = 1.5;
+    for (size_t i = 0; i < text.size(); i += 3) {
+      if (IsCancelled(request.cancel)) {
+        stats.finish = llm::FinishReason::kCancelled;
+        return stats;
+      }
+      ++stats.generated_tokens;
+      if (!on_text(std::string_view(text).substr(i, 3))) {
+        stats.finish = llm::FinishReason::kCallback;
+        return stats;
+      }
+    }
+    return stats;
   }
+  int CountTokens(std::string_view text) const override { return EstimateTokens(text); }
+  std::string name() const override { return "echo"; }
   int calls = 0;
   std::vector<ChatMessage> last_prompt;
 };
@@ -249,6 +271,92 @@ TEST(Answerer, CachedAnswersCarrySynthesizedAudio) {
   AnswerResult personal = r;
   personal.personal = true;
   EXPECT_FALSE(w.answerer->AttachAudio(q, personal, "x", "s16le/16000").ok());
+}
+
+TEST(Answerer, StreamsSentencesInOrderForEveryTier) {
+  World w;
+  CallerSession caller("+15550199");
+  std::vector<std::string> heard;
+  AnswerOptions options;
+  options.on_sentence = [&](std::string_view s) {
+    heard.emplace_back(s);
+    return true;
+  };
+  // LLM tier: sentences arrive while the model streams, post-processed one by one.
+  auto r = w.answerer->Answer("When are you open?", caller, {}, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->tier, AnswerTierId::kLlm);
+  EXPECT_EQ(heard, (std::vector<std::string>{"We are open nine to five on weekdays.", "Call us any time."}));
+  EXPECT_EQ(r->sentences, heard);
+  EXPECT_FALSE(r->cancelled);
+  ASSERT_TRUE(r->llm.has_value());
+  EXPECT_EQ(r->llm->prompt_tokens, 100);
+  EXPECT_GT(r->llm->generated_tokens, 10);
+  EXPECT_GE(r->first_sentence_ms, 0);
+  // Knowledge-base tier: the whole answer, split into sentences at once.
+  heard.clear();
+  r = w.answerer->Answer("How long does delivery take?", caller, {}, options);
+  EXPECT_EQ(r->tier, AnswerTierId::kKnowledgeBase);
+  EXPECT_EQ(heard, (std::vector<std::string>{"Standard delivery takes 3 to 5 business days."}));
+}
+
+TEST(Answerer, BargeInStopsTheModelAndTheCutAnswerIsNeverCached) {
+  World w;
+  CallerSession caller("+15550199");
+  // The listener stops after the first sentence (barge-in noticed between sentences).
+  AnswerOptions options;
+  int sentences = 0;
+  options.on_sentence = [&](std::string_view) { return ++sentences < 1; };
+  auto r = w.answerer->Answer("When are you open?", caller, {}, options);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->cancelled);
+  EXPECT_EQ(r->text, "We are open nine to five on weekdays.");
+  EXPECT_EQ(w.answerer->stats().cancelled.load(), 1u);
+  EXPECT_TRUE(w.l2.learned.empty());
+  EXPECT_FALSE(w.l3.Lookup("when are you open").value().has_value());
+  // A token raised from "another thread" (here: the first sentence) stops the model too.
+  CancelToken cancel;
+  AnswerOptions by_token;
+  by_token.cancel = &cancel;
+  by_token.on_sentence = [&](std::string_view) {
+    cancel.Cancel();
+    return true;
+  };
+  r = w.answerer->Answer("When are you open?", caller, {}, by_token);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->cancelled);
+  ASSERT_TRUE(r->llm.has_value());
+  EXPECT_EQ(r->llm->finish, llm::FinishReason::kCancelled);
+  EXPECT_TRUE(w.l2.learned.empty());
+  EXPECT_FALSE(w.l3.Lookup("when are you open").value().has_value());
+  // Uncancelled, the same question is answered in full and cached.
+  r = w.answerer->Answer("When are you open?", caller);
+  EXPECT_FALSE(r->cancelled);
+  EXPECT_TRUE(w.l3.Lookup("when are you open").value().has_value());
+  EXPECT_EQ(w.llm.calls, 3);
+}
+
+TEST(Answerer, PeekAnswersFromSharedCachesWithoutSideEffects) {
+  World w;
+  CallerSession caller("+15550199");
+  EXPECT_FALSE(w.answerer->Peek("How long does delivery take", caller).value().has_value());
+  ASSERT_EQ(w.Ask("How long does delivery take?", caller).tier, AnswerTierId::kKnowledgeBase);
+  const uint64_t turns = w.answerer->stats().turns.load();
+  auto peek = w.answerer->Peek("How long does delivery take", caller).value();
+  ASSERT_TRUE(peek.has_value());
+  EXPECT_EQ(peek->text, "Standard delivery takes 3 to 5 business days.");
+  EXPECT_EQ(w.answerer->stats().turns.load(), turns);
+  // A personal request is never peeked, and peeking never starts the PIN dialogue.
+  CallerSession alice("+15550100");
+  EXPECT_FALSE(w.answerer->Peek("What was my bill last month", alice).value().has_value());
+  EXPECT_FALSE(alice.pending().has_value());
+  // The draft prompt is what the model gets: system prompt first, the question last.
+  auto draft = w.answerer->DraftPrompt("When are you open", caller, {{"user", "hi"}, {"assistant", "Hello."}});
+  ASSERT_TRUE(draft.ok());
+  ASSERT_EQ(draft->size(), 4u);
+  EXPECT_EQ(draft->front().role, "system");
+  EXPECT_NE(draft->back().content.find("when are you open"), std::string::npos);
+  EXPECT_EQ(w.llm.calls, 0);
 }
 
 TEST(Answerer, ConfigValidation) {

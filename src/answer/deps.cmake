@@ -7,3 +7,5 @@ target_link_libraries(hotline_answer PUBLIC PkgConfig::HOTLINE_SQLITE3 PkgConfig
 # OpenSSL's libcrypto: PBKDF2 for the PINs of the accounts database.
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 target_link_libraries(hotline_answer PUBLIC OpenSSL::Crypto)
+# The language-model interface (llm::LanguageModel, llm::Message) the answerer generates with.
+target_link_libraries(hotline_answer PUBLIC hotline_llm)

@@ -1,5 +1,6 @@
 #include "answer/postprocess.h"
 
+#include <algorithm>
 #include <cctype>
 #include <vector>
 
@@ -163,34 +164,89 @@ Status SpeechConfig::Validate() const {
 std::string PostprocessForSpeech(std::string_view llm_text,
                                  const std::map<std::string, std::string>& slots,
                                  const SpeechConfig& config) {
-  const std::string text = StripInline(StripBlocks(llm_text.substr(0, 64 * 1024)));
-  std::string out;
-  int kept = 0;
-  for (std::string s : Sentences(text)) {
-    // "Sure, your bill is ..." -> "your bill is ..." (the opener is a clause of its own).
-    if (kept == 0) {
-      if (IsStockOpener(s)) continue;
-      const size_t comma = s.find(", ");
-      if (comma != std::string::npos && IsStockOpener(s.substr(0, comma))) {
-        s = s.substr(comma + 2);
-        if (!s.empty()) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
-      }
+  SpeechStream stream(config, slots);
+  stream.Push(llm_text);
+  stream.Finish();
+  return stream.spoken();
+}
+
+namespace {
+constexpr size_t kMaxStreamBytes = 64 * 1024;
+}  // namespace
+
+SpeechStream::SpeechStream(SpeechConfig config, std::map<std::string, std::string> slots)
+    : config_(config), slots_(std::move(slots)) {}
+
+std::vector<std::string> SpeechStream::Push(std::string_view delta) {
+  std::vector<std::string> out;
+  if (full_ || raw_.size() >= kMaxStreamBytes) return out;
+  raw_.append(delta.substr(0, kMaxStreamBytes - raw_.size()));
+  Drain(false, out);
+  return out;
+}
+
+std::vector<std::string> SpeechStream::Finish() {
+  std::vector<std::string> out;
+  Drain(true, out);
+  return out;
+}
+
+void SpeechStream::Drain(bool eof, std::vector<std::string>& out) {
+  if (full_) return;
+  // Text before the last line break is final; on the last line a sentence is final once more
+  // text follows its end (StripBlocks closes the unfinished line, which makes its last
+  // "sentence" provisional).
+  const std::vector<std::string> sentences = Sentences(StripInline(StripBlocks(raw_)));
+  size_t final_count = sentences.size();
+  if (!eof && !raw_.empty() && raw_.back() != '\n' && final_count > 0) --final_count;
+  for (size_t i = consumed_; i < final_count && !full_; ++i) Accept(sentences[i], out);
+  consumed_ = std::max(consumed_, final_count);
+}
+
+void SpeechStream::Accept(std::string s, std::vector<std::string>& out) {
+  // "Sure, your bill is ..." -> "your bill is ..." (the opener is a clause of its own).
+  if (kept_ == 0) {
+    if (IsStockOpener(s)) return;
+    const size_t comma = s.find(", ");
+    if (comma != std::string::npos && IsStockOpener(s.substr(0, comma))) {
+      s = s.substr(comma + 2);
+      if (!s.empty()) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
     }
-    if (!FillPlaceholders(s, slots)) continue;
-    if (s.back() == ':') s.back() = '.';
-    if (Trim(s).size() < 2) continue;
-    const size_t extra = out.empty() ? s.size() : s.size() + 1;
-    if (out.size() + extra > static_cast<size_t>(config.max_chars)) {
-      if (out.empty()) {  // one long sentence: cut at a word boundary
-        size_t cut = s.rfind(' ', static_cast<size_t>(config.max_chars) - 1);
-        out = s.substr(0, cut == std::string::npos ? static_cast<size_t>(config.max_chars) - 1 : cut) + ".";
-      }
-      break;
-    }
-    if (!out.empty()) out.push_back(' ');
-    out += s;
-    if (++kept >= config.max_sentences) break;
   }
+  if (!FillPlaceholders(s, slots_)) return;
+  if (!s.empty() && s.back() == ':') s.back() = '.';
+  if (Trim(s).size() < 2) return;
+  const size_t max_chars = static_cast<size_t>(config_.max_chars);
+  const size_t extra = spoken_.empty() ? s.size() : s.size() + 1;
+  if (spoken_.size() + extra > max_chars) {
+    if (spoken_.empty()) {  // one long sentence: cut at a word boundary
+      const size_t cut = s.rfind(' ', max_chars - 1);
+      spoken_ = s.substr(0, cut == std::string::npos ? max_chars - 1 : cut) + ".";
+      out.push_back(spoken_);
+    }
+    full_ = true;
+    return;
+  }
+  if (!spoken_.empty()) spoken_.push_back(' ');
+  spoken_ += s;
+  out.push_back(std::move(s));
+  if (++kept_ >= config_.max_sentences) full_ = true;
+}
+
+std::vector<std::string> SplitSentences(std::string_view text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if ((c == '.' || c == '!' || c == '?') &&
+        (i + 1 == text.size() || std::isspace(static_cast<unsigned char>(text[i + 1])))) {
+      std::string_view sentence = Trim(text.substr(start, i + 1 - start));
+      if (!sentence.empty()) out.emplace_back(sentence);
+      start = i + 1;
+    }
+  }
+  std::string_view rest = Trim(text.substr(std::min(start, text.size())));
+  if (!rest.empty()) out.emplace_back(rest);
   return out;
 }
 

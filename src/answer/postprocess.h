@@ -10,12 +10,21 @@
 //   - At most max_sentences sentences and max_chars characters are kept, cut at a sentence end.
 // If nothing speakable remains, the result is empty (the caller falls back to another answer).
 //
-// Thread-safety: pure function.
+// SpeechStream does the same incrementally for streamed model output: it returns each spoken
+// sentence as soon as it is final (the text after it can no longer change it: a sentence end
+// followed by more text on its line, or a complete line), so the first sentence can be spoken
+// while the model is still generating. Pushing a whole text and finishing gives exactly
+// PostprocessForSpeech's sentences (PostprocessForSpeech is built on it).
+//
+// Thread-safety: PostprocessForSpeech and SplitSentences are pure functions; a SpeechStream is
+// one answer's (not thread-safe). Allocation: a SpeechStream re-scans its buffered text (at most
+// 64 KiB) on each Push, which is cheap for spoken-length answers.
 #pragma once
 
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -38,5 +47,37 @@ struct SpeechConfig {
 std::string PostprocessForSpeech(std::string_view llm_text,
                                  const std::map<std::string, std::string>& slots,
                                  const SpeechConfig& config = {});
+
+class SpeechStream {
+ public:
+  explicit SpeechStream(SpeechConfig config = {}, std::map<std::string, std::string> slots = {});
+
+  // Appends streamed text (split anywhere); returns the spoken sentences that became final.
+  std::vector<std::string> Push(std::string_view delta);
+  // End of the stream: the remaining spoken sentences.
+  std::vector<std::string> Finish();
+  // True once max_sentences or max_chars is reached: later text would be dropped, so the
+  // producer may stop generating.
+  bool full() const { return full_; }
+  // The spoken sentences so far, joined by single spaces.
+  const std::string& spoken() const { return spoken_; }
+
+ private:
+  void Drain(bool eof, std::vector<std::string>& out);
+  void Accept(std::string sentence, std::vector<std::string>& out);
+
+  SpeechConfig config_;
+  std::map<std::string, std::string> slots_;
+  std::string raw_;
+  size_t consumed_ = 0;  // sentences of the stripped raw text already handled
+  int kept_ = 0;
+  bool full_ = false;
+  std::string spoken_;
+};
+
+// Splits already speakable text (a knowledge-base article, a template answer) into sentences at
+// '.', '!' or '?' followed by white space; trimmed, never empty, joined by spaces they give the
+// text back (up to white space).
+std::vector<std::string> SplitSentences(std::string_view text);
 
 }  // namespace hotline::answer

@@ -24,13 +24,13 @@
 #include "answer/knowledge_base.h"
 #include "answer/tools.h"
 #include "common/status.h"
+#include "llm/language_model.h"
 
 namespace hotline::answer {
 
-struct ChatMessage {
-  std::string role;  // "system", "user", "assistant"
-  std::string content;
-};
+// One chat message ("system", "user", "assistant"): the language model's own type, so prompts go
+// to any llm::LanguageModel backend without conversion.
+using ChatMessage = llm::Message;
 
 using TokenCounter = std::function<int(std::string_view text)>;
 int EstimateTokens(std::string_view text);

@@ -100,5 +100,57 @@ TEST(Postprocess, FillsOrDropsPlaceholdersAndLimitsLength) {
   EXPECT_LE(PostprocessForSpeech(std::string(500, 'a') + " b c.", {}, short_cfg).size(), 20u);
 }
 
+// Streamed in pieces of every size, the sentences are those of the whole text, and each one is
+// released no later than the text after it starts (never waiting for the end of the stream).
+TEST(SpeechStream, StreamingGivesTheSameSentencesAsTheWholeText) {
+  const std::vector<std::string> texts = {
+      "Certainly! **Refunds** usually take *5 to 7* business days.\n\n## Details\n"
+      "- Check the [refund page](https://example.com/refunds) for updates\n- Call us any time\n"
+      "```\ncode that must not be spoken. Really.\n```\nThe end.",
+      "Sure, your bill was $42.17. It was due on the 5th! Anything else? Visit www.example.com. Bye",
+      "1. First step. 2. Second step.\n2) Another item\n| a | b |\n|---|---|\nOrder {{Order Number}} shipped. "
+      "Call {phone_number} now. Great question.",
+      "Ok. " + std::string(400, 'x') + " tail.",
+  };
+  const std::map<std::string, std::string> slots{{"order_number", "A5531"}};
+  for (const std::string& text : texts) {
+    const std::string whole = PostprocessForSpeech(text, slots);
+    for (size_t piece : {1u, 2u, 3u, 7u, 64u}) {
+      SpeechStream stream(SpeechConfig{}, slots);
+      std::vector<std::string> got;
+      for (size_t i = 0; i < text.size(); i += piece) {
+        for (auto& s : stream.Push(std::string_view(text).substr(i, piece))) got.push_back(s);
+      }
+      for (auto& s : stream.Finish()) got.push_back(s);
+      std::string joined;
+      for (const auto& s : got) joined += (joined.empty() ? "" : " ") + s;
+      EXPECT_EQ(joined, whole) << "piece " << piece << " text " << text.substr(0, 30);
+      EXPECT_EQ(stream.spoken(), whole);
+    }
+  }
+}
+
+TEST(SpeechStream, ReleasesASentenceAsSoonAsTheNextOneStartsAndStopsWhenFull) {
+  SpeechConfig cfg;
+  cfg.max_sentences = 2;
+  SpeechStream stream(cfg);
+  EXPECT_TRUE(stream.Push("Certainly! Your order ships").empty());  // opener dropped, rest open
+  EXPECT_TRUE(stream.Push(" tomorrow.").empty());                    // "." may be "tomorrow.com"
+  EXPECT_EQ(stream.Push(" It"), std::vector<std::string>{"Your order ships tomorrow."});
+  EXPECT_FALSE(stream.full());
+  EXPECT_EQ(stream.Push(" arrives Monday!\n"), std::vector<std::string>{"It arrives Monday!"});
+  EXPECT_TRUE(stream.full());
+  EXPECT_TRUE(stream.Push("More text. And more. ").empty());
+  EXPECT_TRUE(stream.Finish().empty());
+  EXPECT_EQ(stream.spoken(), "Your order ships tomorrow. It arrives Monday!");
+}
+
+TEST(SplitSentences, SplitsAtSentenceEndsOnly) {
+  EXPECT_EQ(SplitSentences("Your bill was $42.17. It is due on the 5th!  Thanks"),
+            (std::vector<std::string>{"Your bill was $42.17.", "It is due on the 5th!", "Thanks"}));
+  EXPECT_TRUE(SplitSentences("  ").empty());
+  EXPECT_EQ(SplitSentences("One line.\nTwo?"), (std::vector<std::string>{"One line.", "Two?"}));
+}
+
 }  // namespace
 }  // namespace hotline::answer
