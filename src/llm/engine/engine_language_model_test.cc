@@ -1,0 +1,403 @@
+// The embedded backend on real models: stories260K (converted from its llama2.c checkpoint) and a
+// tiny random llama GGUF. Greedy outputs are compared with direct Engine::Generate runs.
+#include "llm/engine/engine_language_model.h"
+
+#include <unistd.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/llama2c.h"
+
+namespace hotline::llm {
+namespace {
+
+const std::string kStoriesDir = std::string(HOTLINE_SHARED_DATA_DIR) + "/llm/stories260k/";
+const std::string kTinyRandom =
+    std::string(HOTLINE_SHARED_DATA_DIR) + "/llm/tiny-random/llama-2-tiny-random.gguf";
+
+// True when `s` is a whole number of valid UTF-8 code points.
+bool IsWholeUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
+struct LmRun {
+  Result<GenerateStats> stats = InternalError("not run");
+  std::string text;
+  std::vector<std::string> deltas;
+};
+
+LmRun Gen(LanguageModel& lm, GenerateRequest req) {
+  LmRun r;
+  r.stats = lm.Generate(req, [&](std::string_view d) {
+    r.deltas.emplace_back(d);
+    r.text += d;
+    return true;
+  });
+  return r;
+}
+
+class EngineLmTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    stories_ = std::string(HOTLINE_BINARY_DIR) + "/llm_engine_test_stories260k_" +
+               std::to_string(::getpid()) + ".gguf";
+    ASSERT_TRUE(engine::ConvertLlama2c(kStoriesDir + "stories260K.bin", kStoriesDir + "tok512.bin",
+                                       stories_)
+                    .ok());
+  }
+  static void TearDownTestSuite() { std::remove(stories_.c_str()); }
+
+  static LlmEngineConfig Config(const std::string& path) {
+    LlmEngineConfig c;
+    c.engine.model_path = path;
+    c.engine.threads = 1;
+    c.engine.kv_type = "f32";
+    c.chat_template = "llama2";  // neither file carries a chat template
+    return c;
+  }
+  static std::unique_ptr<EngineLanguageModel> Make(const LlmEngineConfig& c) {
+    auto m = EngineLanguageModel::Create(c);
+    EXPECT_TRUE(m.ok()) << m.status();
+    return m.ok() ? std::move(m).value() : nullptr;
+  }
+  static GenerateRequest Ask(const std::string& user, int max_tokens = 40) {
+    GenerateRequest r;
+    r.messages = {{"system", "You tell short stories."}, {"user", user}};
+    r.max_tokens = max_tokens;
+    return r;
+  }
+  // What a direct greedy Engine::Generate on the same prompt tokens decodes to.
+  static std::string DirectGreedy(const std::string& path, EngineLanguageModel& lm,
+                                  const GenerateRequest& req, int* n_tokens) {
+    auto prompt = lm.EncodeMessages(req.messages, true);
+    EXPECT_TRUE(prompt.ok());
+    engine::EngineConfig ec;
+    ec.model_path = path;
+    ec.threads = 1;
+    ec.kv_type = "f32";
+    auto e = engine::Engine::Load(ec);
+    EXPECT_TRUE(e.ok()) << e.status();
+    engine::SamplingConfig greedy;
+    greedy.temperature = 0;
+    greedy.max_tokens = req.max_tokens;
+    auto r = (*e)->Generate(*(*e)->CreateSequence(), *prompt, greedy, nullptr);
+    EXPECT_TRUE(r.ok()) << r.status();
+    *n_tokens = static_cast<int>(r->tokens.size());
+    return lm.tokenizer().Decode(r->tokens);
+  }
+
+  static std::string stories_;
+};
+std::string EngineLmTest::stories_;
+
+TEST_F(EngineLmTest, StreamedDeltasEqualDirectGreedyOnBothModels) {
+  for (const std::string& path : {stories_, kTinyRandom}) {
+    SCOPED_TRACE(path);
+    auto lm = Make(Config(path));
+    ASSERT_TRUE(lm);
+    EXPECT_EQ(lm->name(), "engine:" + path);
+    GenerateRequest req = Ask("Tell me about a cat named Lily.", 60);
+    LmRun run = Gen(*lm, req);
+    ASSERT_TRUE(run.stats.ok()) << run.stats.status();
+    int n_tokens = 0;
+    const std::string direct = DirectGreedy(path, *lm, req, &n_tokens);
+    EXPECT_FALSE(direct.empty());
+    EXPECT_GT(run.deltas.size(), 5u);
+    EXPECT_EQ(run.text, direct);
+    EXPECT_EQ(run.stats->generated_tokens, n_tokens);
+    EXPECT_EQ(run.stats->prompt_tokens, static_cast<int>(lm->EncodeMessages(req.messages, true)->size()));
+    EXPECT_EQ(run.stats->cached_prompt_tokens, 0);
+    EXPECT_GT(run.stats->first_token_ms, 0);
+    EXPECT_GE(run.stats->total_ms, run.stats->first_token_ms);
+    for (const std::string& d : run.deltas) {
+      EXPECT_FALSE(d.empty());
+      EXPECT_TRUE(IsWholeUtf8(d)) << "delta is not whole UTF-8 code points";
+    }
+    if (n_tokens == req.max_tokens) {
+      EXPECT_EQ(run.stats->finish, FinishReason::kLength);
+    }
+    EXPECT_GT(lm->CountTokens("Once upon a time"), 0);
+  }
+}
+
+TEST_F(EngineLmTest, StopStringsEndTheAnswerAndAreNotStreamed) {
+  auto lm = Make(Config(stories_));
+  ASSERT_TRUE(lm);
+  GenerateRequest req = Ask("Tell me about a dog.", 80);
+  LmRun full = Gen(*lm, req);
+  ASSERT_TRUE(full.stats.ok());
+  ASSERT_GT(full.text.size(), 40u) << full.text;
+  // A stop string taken from the middle of the free-running answer.
+  const std::string stop = full.text.substr(full.text.size() / 2, 5);
+  const std::string expected = full.text.substr(0, full.text.find(stop));
+  req.stop = {"never appears in a story 12345", stop};
+  LmRun cut = Gen(*lm, req);
+  ASSERT_TRUE(cut.stats.ok());
+  EXPECT_EQ(cut.text, expected);
+  EXPECT_EQ(cut.stats->finish, FinishReason::kStop);
+  EXPECT_LT(cut.stats->generated_tokens, full.stats->generated_tokens);
+
+  // A callback returning false ends generation too.
+  int calls = 0;
+  auto stopped = lm->Generate(Ask("Tell me about a dog.", 80), [&](std::string_view) {
+    return ++calls < 3;
+  });
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_EQ(stopped->finish, FinishReason::kCallback);
+  EXPECT_EQ(calls, 3);
+}
+
+TEST_F(EngineLmTest, CancelFromAnotherThreadMidGeneration) {
+  auto lm = Make(Config(stories_));
+  ASSERT_TRUE(lm);
+  GenerateRequest req = Ask("Tell me a long story about a big red ball.", 400);
+  LmRun full = Gen(*lm, req);
+  ASSERT_TRUE(full.stats.ok());
+  ASSERT_GT(full.stats->generated_tokens, 30) << "the free-running answer is too short to cancel";
+
+  CancelToken cancel;
+  req.cancel = &cancel;
+  std::atomic<int> deltas{0};
+  std::thread canceller([&] {
+    while (deltas.load() < 3) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    cancel.Cancel();
+  });
+  std::string text;
+  auto r = lm->Generate(req, [&](std::string_view d) {
+    text += d;
+    deltas.fetch_add(1);
+    return true;
+  });
+  canceller.join();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->finish, FinishReason::kCancelled);
+  EXPECT_LT(r->generated_tokens, full.stats->generated_tokens);
+  EXPECT_EQ(full.text.substr(0, text.size()), text);  // what was streamed is the same answer
+
+  // A request cancelled before it starts does no work.
+  GenerateRequest pre = Ask("Hello");
+  pre.cancel = &cancel;
+  auto r2 = lm->Generate(pre, nullptr);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(r2->finish, FinishReason::kCancelled);
+  EXPECT_EQ(r2->generated_tokens, 0);
+}
+
+TEST_F(EngineLmTest, CancelledQueuedRequestLeavesTheQueue) {
+  auto lm = Make(Config(stories_));
+  ASSERT_TRUE(lm);
+  lm->Pause();
+  CancelToken cancel;
+  GenerateRequest req = Ask("Hello");
+  req.cancel = &cancel;
+  Result<GenerateStats> r = InternalError("not run");
+  std::thread caller([&] { r = lm->Generate(req, nullptr); });
+  for (int i = 0; i < 2000 && lm->queue_depth() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(lm->queue_depth(), 1);
+  cancel.Cancel();
+  caller.join();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->finish, FinishReason::kCancelled);
+  EXPECT_EQ(r->generated_tokens, 0);
+  EXPECT_EQ(lm->queue_depth(), 0);
+  lm->Resume();
+  EXPECT_TRUE(lm->Generate(Ask("Hello", 5), nullptr).ok());
+}
+
+TEST_F(EngineLmTest, QueueOrderIsPriorityThenDeadlineThenArrival) {
+  auto lm = Make(Config(stories_));
+  ASSERT_TRUE(lm);
+  lm->Pause();
+  const MonoTime now = std::chrono::steady_clock::now();
+  struct Spec {
+    int priority;
+    int deadline_ms;  // 0 = none
+  };
+  // Expected start order: index 3 (p0, deadline 100), 1 (p0, deadline 500), 4 (p0, none),
+  // 2 (p1), 0 (p5).
+  const std::vector<Spec> specs = {{5, 0}, {0, 500}, {1, 0}, {0, 100}, {0, 0}};
+  const std::vector<int> expected = {3, 1, 4, 2, 0};
+  std::vector<double> start_ms(specs.size(), 0);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    threads.emplace_back([&, i] {
+      GenerateRequest req = Ask("Request " + std::to_string(i), 20);
+      req.priority = specs[i].priority;
+      if (specs[i].deadline_ms > 0) req.deadline = now + std::chrono::milliseconds(specs[i].deadline_ms);
+      const MonoTime t_call = std::chrono::steady_clock::now();
+      auto r = lm->Generate(req, nullptr);
+      ASSERT_TRUE(r.ok()) << r.status();
+      start_ms[i] = std::chrono::duration<double, std::milli>(t_call - now).count() + r->queue_ms;
+    });
+    // Distinct arrivals, one at a time.
+    for (int k = 0; k < 2000 && lm->queue_depth() < static_cast<int>(i + 1); ++k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  ASSERT_EQ(lm->queue_depth(), static_cast<int>(specs.size()));
+  lm->Resume();
+  for (auto& t : threads) t.join();
+  for (size_t k = 1; k < expected.size(); ++k) {
+    EXPECT_LT(start_ms[static_cast<size_t>(expected[k - 1])], start_ms[static_cast<size_t>(expected[k])])
+        << "request " << expected[k - 1] << " should start before request " << expected[k];
+  }
+}
+
+TEST_F(EngineLmTest, PrefixReuseMatchesColdRunAndReportsCachedTokens) {
+  auto warm = Make(Config(stories_));
+  ASSERT_TRUE(warm);
+  GenerateRequest turn1 = Ask("Tell me about a girl named Sue.", 30);
+  LmRun a = Gen(*warm, turn1);
+  ASSERT_TRUE(a.stats.ok());
+  EXPECT_EQ(a.stats->cached_prompt_tokens, 0);
+
+  // The same request again: everything but the last prompt token is reused.
+  LmRun again = Gen(*warm, turn1);
+  ASSERT_TRUE(again.stats.ok());
+  EXPECT_EQ(again.text, a.text);
+  EXPECT_EQ(again.stats->cached_prompt_tokens, again.stats->prompt_tokens - 1);
+
+  // The conversation's next turn: the first turn's tokens are reused.
+  GenerateRequest turn2 = turn1;
+  turn2.messages.push_back({"assistant", a.text});
+  turn2.messages.push_back({"user", "What did she do next?"});
+  LmRun b = Gen(*warm, turn2);
+  ASSERT_TRUE(b.stats.ok());
+  const int turn1_tokens = a.stats->prompt_tokens;
+  EXPECT_GE(b.stats->cached_prompt_tokens, turn1_tokens - 1);
+  EXPECT_LT(b.stats->cached_prompt_tokens, b.stats->prompt_tokens);
+
+  auto cold = Make(Config(stories_));
+  ASSERT_TRUE(cold);
+  LmRun b_cold = Gen(*cold, turn2);
+  ASSERT_TRUE(b_cold.stats.ok());
+  EXPECT_EQ(b_cold.stats->cached_prompt_tokens, 0);
+  EXPECT_EQ(b.text, b_cold.text);
+  EXPECT_GT(warm->counters().cached_tokens, 0u);
+}
+
+TEST_F(EngineLmTest, PrefetchFeedsThePrefixTheFinalRequestReuses) {
+  auto lm = Make(Config(stories_));
+  ASSERT_TRUE(lm);
+  GenerateRequest req = Ask("Tell me about a little bird who could not fly.", 30);
+  // While the caller is still talking: the system prompt and the words so far.
+  std::vector<Message> partial = {req.messages[0], {"user", "Tell me about a little bird"}};
+  ASSERT_TRUE(lm->Prefetch(partial).ok());
+  ASSERT_TRUE(lm->Prefetch(req.messages).ok());  // supersedes the first if still queued
+  for (int i = 0; i < 5000 && (lm->counters().prefetches_run == 0 || lm->queue_depth() > 0); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_GE(lm->counters().prefetches_run, 1u);
+  // The scheduler may still be finishing the prefetch; the request queues behind it.
+  LmRun warm = Gen(*lm, req);
+  ASSERT_TRUE(warm.stats.ok());
+  const int prefix = static_cast<int>(lm->EncodeMessages(req.messages, false)->size());
+  EXPECT_GE(warm.stats->cached_prompt_tokens, std::min(prefix, warm.stats->prompt_tokens - 1));
+
+  auto cold = Make(Config(stories_));
+  ASSERT_TRUE(cold);
+  LmRun c = Gen(*cold, req);
+  ASSERT_TRUE(c.stats.ok());
+  EXPECT_EQ(warm.text, c.text);
+  EXPECT_TRUE(lm->Prefetch({}).ok());
+}
+
+TEST_F(EngineLmTest, ConcurrentCallsFromFourThreadsAllComplete) {
+  LlmEngineConfig cfg = Config(stories_);
+  cfg.prefix_cache_sequences = 2;  // fewer slots than callers: eviction is exercised
+  auto lm = Make(cfg);
+  ASSERT_TRUE(lm);
+  auto reference = Make(Config(stories_));
+  ASSERT_TRUE(reference);
+  const std::vector<std::string> topics = {"a frog", "a tree", "the moon", "a fish"};
+  std::vector<std::string> expected;
+  for (const std::string& t : topics) {
+    auto warm_ref = Make(Config(stories_));
+    LmRun r = Gen(*warm_ref, Ask("Tell me about " + t + ".", 25));
+    ASSERT_TRUE(r.stats.ok());
+    expected.push_back(r.text);
+  }
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < topics.size(); ++i) {
+    threads.emplace_back([&, i] {
+      for (int k = 0; k < 3; ++k) {
+        LmRun r = Gen(*lm, Ask("Tell me about " + topics[i] + ".", 25));
+        if (!r.stats.ok()) {
+          ADD_FAILURE() << r.stats.status();
+          continue;
+        }
+        EXPECT_EQ(r.text, expected[i]) << "thread " << i << " call " << k;
+        ok.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 12);
+  EXPECT_EQ(lm->counters().requests, 12u);
+}
+
+TEST_F(EngineLmTest, BadRequestsAndConfigsAreClearErrors) {
+  auto lm = Make(Config(stories_));
+  ASSERT_TRUE(lm);
+  GenerateRequest none;
+  EXPECT_EQ(lm->Generate(none, nullptr).status().code(), StatusCode::kInvalidArgument);
+  GenerateRequest zero = Ask("Hi");
+  zero.max_tokens = 0;
+  EXPECT_EQ(lm->Generate(zero, nullptr).status().code(), StatusCode::kInvalidArgument);
+  GenerateRequest empty_stop = Ask("Hi");
+  empty_stop.stop = {""};
+  EXPECT_EQ(lm->Generate(empty_stop, nullptr).status().code(), StatusCode::kInvalidArgument);
+  GenerateRequest bad_role = Ask("Hi");
+  bad_role.messages[0].role = "narrator";
+  EXPECT_EQ(lm->Generate(bad_role, nullptr).status().code(), StatusCode::kInvalidArgument);
+  GenerateRequest huge = Ask(std::string(20000, 'a'));
+  auto r = lm->Generate(huge, nullptr);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("max_seq_len"), std::string::npos) << r.status();
+
+  LlmEngineConfig c = Config(stories_);
+  c.chat_template = "auto";  // the file has no template and no control tokens to detect
+  EXPECT_FALSE(EngineLanguageModel::Create(c).ok());
+  c = Config(stories_);
+  c.prefix_cache_sequences = 0;
+  EXPECT_EQ(EngineLanguageModel::Create(c).status().code(), StatusCode::kInvalidArgument);
+  c = Config(std::string(HOTLINE_BINARY_DIR) + "/no-such-model.gguf");
+  EXPECT_EQ(EngineLanguageModel::Create(c).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(EngineLmTest, FactoryPicksTheBackend) {
+  LlmConfig c;
+  auto none = CreateLanguageModel(c);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, nullptr);
+  c.backend = "engine";
+  EXPECT_EQ(CreateLanguageModel(c).status().code(), StatusCode::kInvalidArgument);  // no model
+  c.engine = Config(stories_);
+  auto lm = CreateLanguageModel(c);
+  ASSERT_TRUE(lm.ok()) << lm.status();
+  EXPECT_EQ((*lm)->name(), "engine:" + stories_);
+  c.backend = "gpt";
+  EXPECT_EQ(CreateLanguageModel(c).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace hotline::llm

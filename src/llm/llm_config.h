@@ -1,0 +1,109 @@
+// Configuration of the language model (section `llm` of hotline.yaml) and the factory that turns
+// it into a LanguageModel.
+//
+//   llm:
+//     backend: engine            # none | engine | openai
+//     engine: {model_path: models/qwen2-0.5b-q8_0.gguf, threads: 4, chat_template: auto}
+//     openai: {base_url: http://10.0.0.5:8000, model: qwen2.5-7b-instruct, api_key_env: VLLM_KEY}
+//
+// Threads: plain values; Validate() and CreateLanguageModel() may run on any thread.
+// Blocking: CreateLanguageModel loads the model file for "engine" (seconds for large models).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "engine/engine.h"
+#include "llm/language_model.h"
+
+namespace hotline::llm {
+
+// The embedded backend: the engine's own settings (model file, threads, KV cache...) plus how
+// requests are turned into prompts and scheduled.
+struct LlmEngineConfig {
+  engine::EngineConfig engine;
+  // Chat prompt format: "auto" reads the model file's template; chatml, llama3, llama2, phi3
+  // force one (for files without a template). A wrong format gives fluent but worse answers.
+  std::string chat_template = "auto";
+  // Engine sequences kept with their tokens for prompt-prefix reuse (least recently used is
+  // dropped). More serves more concurrent conversations from cache at max_seq_len KV rows each
+  // (bounded by engine.kv_cache_bytes); 1 still serves one caller's turn after turn.
+  int prefix_cache_sequences = 4;
+  // Requests waiting for the engine at most; more fail at once with ResourceExhausted. A full
+  // queue means callers would wait seconds anyway: failing fast lets the answerer fall back.
+  int max_queue = 64;
+
+  template <class V>
+  void Visit(V& v) {
+    engine.Visit(v);  // the engine's keys sit directly in llm.engine
+    v.Field("chat_template", chat_template, "Chat prompt format: auto, chatml, llama3, llama2, phi3");
+    v.Field("prefix_cache_sequences", prefix_cache_sequences,
+            "Engine sequences kept for prompt-prefix reuse");
+    v.Field("max_queue", max_queue, "Requests waiting for the engine at most");
+  }
+  Status Validate() const;
+};
+
+// A remote OpenAI-compatible server (vLLM, llama.cpp server, `hotline engine serve`).
+struct OpenAiLlmConfig {
+  // Server root; requests go to <base_url>/v1/chat/completions (a trailing "/v1" is accepted).
+  std::string base_url = "http://127.0.0.1:8000";
+  // Model name sent with each request.
+  std::string model = "default";
+  // Name of the environment variable holding the API key ("" = no Authorization header). The key
+  // itself never sits in the config file and is never logged.
+  std::string api_key_env = "";
+  // Time to connect. Short fails over fast when the server is down; long tolerates a busy accept
+  // queue.
+  int connect_timeout_ms = 2000;
+  // Request sent -> first text delta. Bounds the silence a caller hears; must exceed the server's
+  // queueing + prompt processing under load, or busy periods turn into errors.
+  int first_token_timeout_ms = 5000;
+  // Longest silence between two chunks once streaming. Short notices a stalled server sooner.
+  int idle_timeout_ms = 10000;
+  // Extra attempts before the first delta on connect errors, HTTP 429 and 5xx (with backoff).
+  // Never after text has been streamed: the caller must not hear a sentence twice.
+  int max_retries = 2;
+  // First backoff (doubles per retry, with jitter). Short retries fast; long spares an
+  // overloaded server.
+  int retry_backoff_ms = 100;
+  // Largest response body accepted (bytes); bounds a runaway or hostile server.
+  int64_t max_response_bytes = 4 << 20;
+
+  template <class V>
+  void Visit(V& v) {
+    v.Field("base_url", base_url, "Server root URL (http://host:port)");
+    v.Field("model", model, "Model name sent with each request");
+    v.Field("api_key_env", api_key_env, "Environment variable with the API key");
+    v.Field("connect_timeout_ms", connect_timeout_ms, "Connect timeout (ms)");
+    v.Field("first_token_timeout_ms", first_token_timeout_ms,
+            "Request -> first text delta limit (ms)");
+    v.Field("idle_timeout_ms", idle_timeout_ms, "Longest silence between chunks (ms)");
+    v.Field("max_retries", max_retries, "Retries before the first delta (connect, 429, 5xx)");
+    v.Field("retry_backoff_ms", retry_backoff_ms, "First retry backoff, doubling (ms)");
+    v.Field("max_response_bytes", max_response_bytes, "Largest response accepted (bytes)");
+  }
+  Status Validate() const;
+};
+
+struct LlmConfig {
+  // "none" (no model: the answerer uses its other tiers), "engine" (embedded, in process, no
+  // network) or "openai" (a remote server: larger models, more concurrency, a network hop).
+  std::string backend = "none";
+  LlmEngineConfig engine;
+  OpenAiLlmConfig openai;
+
+  template <class V>
+  void Visit(V& v) {
+    v.Field("backend", backend, "Language model backend: none | engine | openai");
+    v.Section("engine", engine);
+    v.Section("openai", openai);
+  }
+  Status Validate() const;
+};
+
+// The backend `config.backend` names; a null pointer for "none". Validates first.
+Result<std::unique_ptr<LanguageModel>> CreateLanguageModel(const LlmConfig& config);
+
+}  // namespace hotline::llm
