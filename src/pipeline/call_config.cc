@@ -1,0 +1,44 @@
+#include "pipeline/call_config.h"
+
+#include <string>
+
+namespace hotline::pipeline {
+namespace {
+
+Status CheckRange(const char* name, int value, int lo, int hi) {
+  if (value < lo || value > hi) {
+    return InvalidArgumentError(std::string(name) + " must be in [" + std::to_string(lo) + ", " +
+                                std::to_string(hi) + "], got " + std::to_string(value));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CallConfig::Validate() const {
+  RETURN_IF_ERROR(CheckRange("reprompt_after_ms", reprompt_after_ms, 1000, 600000));
+  RETURN_IF_ERROR(CheckRange("reprompt_max", reprompt_max, 0, 100));
+  RETURN_IF_ERROR(CheckRange("asr_timeout_ms", asr_timeout_ms, 100, 60000));
+  RETURN_IF_ERROR(CheckRange("answer_timeout_ms", answer_timeout_ms, 100, 600000));
+  RETURN_IF_ERROR(CheckRange("tts_timeout_ms", tts_timeout_ms, 100, 60000));
+  RETURN_IF_ERROR(CheckRange("dtmf_timeout_ms", dtmf_timeout_ms, 100, 60000));
+  RETURN_IF_ERROR(CheckRange("audio_queue_frames", audio_queue_frames, 2, 10000));
+  RETURN_IF_ERROR(CheckRange("max_push_bytes", max_push_bytes, 160, 16 << 20));
+  RETURN_IF_ERROR(CheckRange("preroll_ms", preroll_ms, 0, 2000));
+  RETURN_IF_ERROR(CheckRange("output_chunk_ms", output_chunk_ms, 20, 1000));
+  if (output_chunk_ms % 20 != 0) {
+    return InvalidArgumentError("output_chunk_ms must be a multiple of 20, got " +
+                                std::to_string(output_chunk_ms));
+  }
+  RETURN_IF_ERROR(CheckRange("prework_min_words", prework_min_words, 1, 100));
+  RETURN_IF_ERROR(CheckRange("history_turns", history_turns, 0, 50));
+  RETURN_IF_ERROR(CheckRange("record_queue", record_queue, 1, 1 << 20));
+  for (const auto* list : {&goodbye_phrases, &agent_phrases}) {
+    for (const std::string& p : *list) {
+      if (p.empty()) return InvalidArgumentError("goodbye_phrases/agent_phrases must not hold empty phrases");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace hotline::pipeline

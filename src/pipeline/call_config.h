@@ -1,0 +1,105 @@
+// CallConfig: what a call says and how long it waits (the `call` section of hotline.yaml).
+//
+// Spoken texts (greeting, re-prompt, goodbye, fallbacks), the phrases that end a call or ask for
+// a human, per-stage time limits, queue bounds and the output chunk size. Plain values: copy
+// freely; Validate() says what to fix.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace hotline::pipeline {
+
+struct CallConfig {
+  // Said when the call is answered. Empty: wait for the caller to speak first.
+  std::string greeting_text = "Thank you for calling. How can I help you today?";
+  // Said after reprompt_after_ms of silence from the caller while the agent is idle.
+  std::string reprompt_text = "Are you still there? How can I help you?";
+  // Silence before a re-prompt. Shorter nudges sooner; longer lets callers look things up.
+  int reprompt_after_ms = 8000;
+  // Re-prompts before the agent says goodbye and hangs up. 0 hangs up after the first silence.
+  int reprompt_max = 2;
+  // Said before hanging up (caller said goodbye, or too many re-prompts).
+  std::string goodbye_text = "Thank you for calling. Goodbye!";
+  // Said when a stage is slower than its time limit or the server is overloaded.
+  std::string busy_text = "Sorry, that is taking me longer than it should. Could you ask me again?";
+  // Said before handing the call to a human agent.
+  std::string transfer_text = "Of course. Let me transfer you to an agent.";
+  // Said when a stage fails (recognizer, answer, synthesis).
+  std::string error_text = "Sorry, something went wrong on my side. Could you say that again?";
+  // Said when a turn was heard but nothing was recognized.
+  std::string not_heard_text = "Sorry, I didn't catch that. Could you say it again?";
+  // A turn whose normalized text is one of these, or ends with one, ends the call politely.
+  std::vector<std::string> goodbye_phrases = {"goodbye", "good bye", "bye", "bye bye",
+                                              "that is all", "that's all", "thats all",
+                                              "hang up", "no thank you goodbye"};
+  // A turn that contains one of these asks for a human: the call is transferred.
+  std::vector<std::string> agent_phrases = {"agent", "human", "representative", "operator",
+                                            "real person", "speak to someone"};
+  // Time the recognizer may take to finalize a turn before the turn counts as an ASR timeout.
+  int asr_timeout_ms = 3000;
+  // Time an answer may take (understanding, caches, knowledge base, model) before the turn is
+  // abandoned with busy_text. Longer tolerates slow models; shorter keeps callers from waiting.
+  int answer_timeout_ms = 8000;
+  // Time one sentence may take to its first audio chunk before synthesis counts as timed out.
+  int tts_timeout_ms = 5000;
+  // DTMF digits are submitted as a PIN on '#' or after this pause after the last digit.
+  int dtmf_timeout_ms = 2000;
+  // Inbound audio (20 ms frames) queued per call before PushAudio drops frames. Bounds memory and
+  // the lag a stalled worker can build up (50 frames = 1 s).
+  int audio_queue_frames = 50;
+  // Largest single PushAudio payload accepted (bytes); larger is refused as a transport error.
+  int max_push_bytes = 65536;
+  // Caller audio kept before the utterance opened, fed to the recognizer with it (the endpointer
+  // opens an utterance only after start_speech_ms; this keeps the first phoneme).
+  int preroll_ms = 300;
+  // Agent audio per SendAudio call (a multiple of 20 ms). Larger means fewer transport messages;
+  // smaller reacts to barge-in with less audio already handed over.
+  int output_chunk_ms = 20;
+  // Work before the caller finishes: when the ASR partial is stable, ask the answerer what the
+  // cached tiers would answer and synthesize it ahead; at end of turn, a final transcript equal
+  // to that partial is answered with the prepared audio at once. Costs a look-up and a synthesis
+  // per stable partial that differs from the last one.
+  bool prework = true;
+  // Words a stable partial needs before it is looked up ahead (fewer words rarely match).
+  int prework_min_words = 3;
+  // Earlier turns (caller + agent messages) handed to the answerer as history.
+  int history_turns = 4;
+  // Per-call records (SQLite, one row per turn). Empty: not recorded.
+  std::string record_db;
+  // Turns waiting to be written before new ones are dropped (counted).
+  int record_queue = 1024;
+
+  template <class V>
+  void Visit(V& v) {
+    v.Field("greeting_text", greeting_text, "Said when the call is answered (empty: none)");
+    v.Field("reprompt_text", reprompt_text, "Said after reprompt_after_ms of caller silence");
+    v.Field("reprompt_after_ms", reprompt_after_ms, "Caller silence before a re-prompt (ms)");
+    v.Field("reprompt_max", reprompt_max, "Re-prompts before saying goodbye and hanging up");
+    v.Field("goodbye_text", goodbye_text, "Said before hanging up");
+    v.Field("busy_text", busy_text, "Said when a stage times out or the server is overloaded");
+    v.Field("transfer_text", transfer_text, "Said before transferring to a human agent");
+    v.Field("error_text", error_text, "Said when a stage fails");
+    v.Field("not_heard_text", not_heard_text, "Said when a turn was heard but not recognized");
+    v.Field("goodbye_phrases", goodbye_phrases, "Caller phrases that end the call");
+    v.Field("agent_phrases", agent_phrases, "Caller phrases that ask for a human agent");
+    v.Field("asr_timeout_ms", asr_timeout_ms, "Time limit to finalize recognition (ms)");
+    v.Field("answer_timeout_ms", answer_timeout_ms, "Time limit for an answer (ms)");
+    v.Field("tts_timeout_ms", tts_timeout_ms, "Time limit to a sentence's first audio (ms)");
+    v.Field("dtmf_timeout_ms", dtmf_timeout_ms, "Pause after the last keypad digit that submits a PIN (ms)");
+    v.Field("audio_queue_frames", audio_queue_frames, "Inbound 20 ms frames queued per call");
+    v.Field("max_push_bytes", max_push_bytes, "Largest inbound audio payload (bytes)");
+    v.Field("preroll_ms", preroll_ms, "Audio before the utterance opened fed to the recognizer (ms)");
+    v.Field("output_chunk_ms", output_chunk_ms, "Agent audio per SendAudio call (ms, multiple of 20)");
+    v.Field("prework", prework, "Prepare cached answers' audio while the caller is still talking");
+    v.Field("prework_min_words", prework_min_words, "Words a stable partial needs to be looked up ahead");
+    v.Field("history_turns", history_turns, "Earlier turns given to the answerer");
+    v.Field("record_db", record_db, "SQLite file of per-turn call records (empty: off)");
+    v.Field("record_queue", record_queue, "Turn records queued for writing");
+  }
+  Status Validate() const;
+};
+
+}  // namespace hotline::pipeline

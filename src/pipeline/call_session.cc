@@ -1,0 +1,736 @@
+#include "pipeline/call_session.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "answer/understanding.h"
+#include "audio/g711.h"
+#include "common/log.h"
+#include "pipeline/call_session_core.h"
+
+namespace hotline::pipeline {
+namespace {
+
+constexpr int kAsrRateHz = 16000;
+constexpr size_t kMaxDtmfDigits = 32;
+
+std::string Redacted(std::string_view text) {
+  if (text.empty()) return {};
+  return answer::Understand(text).redacted;
+}
+
+}  // namespace
+
+Status MediaFormat::Validate() const {
+  if (sample_rate_hz != 8000 && sample_rate_hz != 16000) {
+    return InvalidArgumentError("call media rate must be 8000 or 16000 Hz, got " +
+                                std::to_string(sample_rate_hz));
+  }
+  if (codec != audio::Codec::kPcm16 && sample_rate_hz != 8000) {
+    return InvalidArgumentError("G.711 call media must be 8000 Hz");
+  }
+  return Status::Ok();
+}
+
+Status CallResources::Validate() const {
+  if (recognizer == nullptr) return InvalidArgumentError("call resources: no recognizer");
+  if (!make_synthesizer) return InvalidArgumentError("call resources: no synthesizer factory");
+  if (answerer == nullptr) return InvalidArgumentError("call resources: no answerer");
+  if (pool == nullptr) return InvalidArgumentError("call resources: no worker pool");
+  RETURN_IF_ERROR(call.Validate().WithContext("call"));
+  RETURN_IF_ERROR(vad.Validate().WithContext("vad"));
+  RETURN_IF_ERROR(endpointer.Validate().WithContext("endpointer"));
+  RETURN_IF_ERROR(barge_in.Validate().WithContext("barge_in"));
+  RETURN_IF_ERROR(chunker.Validate().WithContext("chunker"));
+  return Status::Ok();
+}
+
+std::string PhraseText(std::string_view text) {
+  std::string out;
+  bool space = false;
+  for (char ch : text) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '\'') {
+      if (space && !out.empty()) out.push_back(' ');
+      space = false;
+      if (c != '\'') out.push_back(static_cast<char>(std::tolower(c)));
+    } else {
+      space = true;
+    }
+  }
+  return out;
+}
+
+bool MatchesPhrase(std::string_view turn, const std::vector<std::string>& phrases, bool anywhere) {
+  std::string padded = " " + std::string(turn) + " ";
+  for (const std::string& raw : phrases) {
+    std::string p = PhraseText(raw);
+    if (p.empty()) continue;
+    if (turn == p) return true;
+    if (turn.size() > p.size() && turn.substr(turn.size() - p.size()) == p &&
+        turn[turn.size() - p.size() - 1] == ' ') {
+      return true;
+    }
+    if (anywhere && padded.find(" " + p + " ") != std::string::npos) return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Creation and the transport-facing API (any thread, never blocks).
+
+Result<std::unique_ptr<CallSession>> CallSession::Create(const CallResources& resources,
+                                                         CallInfo info,
+                                                         std::shared_ptr<CallSink> sink) {
+  RETURN_IF_ERROR(resources.Validate());
+  RETURN_IF_ERROR(info.format.Validate());
+  if (sink == nullptr) return InvalidArgumentError("call session needs a sink");
+  ASSIGN_OR_RETURN(audio::Vad vad, audio::Vad::Create(resources.vad, kAsrRateHz));
+  ASSIGN_OR_RETURN(audio::FrameChunker chunker, audio::FrameChunker::Create(kAsrRateHz));
+  auto core = std::make_shared<Core>(resources, std::move(info), std::move(sink), std::move(vad),
+                                     std::move(chunker));
+  const int in_rate = core->info.format.sample_rate_hz;
+  if (in_rate != kAsrRateHz) {
+    ASSIGN_OR_RETURN(core->in_resampler,
+                     audio::Resampler::Create(in_rate, kAsrRateHz, resources.resampler));
+  }
+  ASSIGN_OR_RETURN(core->synth, resources.make_synthesizer());
+  if (core->synth->sample_rate_hz() != in_rate) {
+    ASSIGN_OR_RETURN(core->out_resampler, audio::Resampler::Create(core->synth->sample_rate_hz(),
+                                                                   in_rate, resources.resampler));
+  }
+  const size_t preroll_frames = static_cast<size_t>(resources.call.preroll_ms / audio::kFrameMs);
+  core->preroll.assign(preroll_frames, std::vector<int16_t>(audio::SamplesForMs(kAsrRateHz, 20)));
+  core->metrics.calls.Increment();
+  return std::unique_ptr<CallSession>(new CallSession(std::move(core)));
+}
+
+CallSession::CallSession(std::shared_ptr<Core> core) : core_(std::move(core)) {}
+
+CallSession::~CallSession() {
+  // Never blocks: queued tasks keep the core alive and find it closed.
+  core_->closed.store(true);
+  std::lock_guard lock(core_->mu);
+  if (core_->active_cancel) core_->active_cancel->Cancel();
+}
+
+void CallSession::Start() {
+  auto core = core_;
+  Status s = core->listen.Post([core] {
+    if (core->closed.load() || core->res.call.greeting_text.empty()) return;
+    TurnReport r;
+    r.kind = "greeting";
+    r.tier = "greeting";
+    std::shared_ptr<CancelToken> token;
+    int idx = core->BeginTurn(std::move(r), token);
+    core->SpeakPrompt(idx, token, core->res.call.greeting_text, AfterSpeech::kNone, "");
+  });
+  if (!s.ok()) HLOG_WARN("call {}: greeting not queued: {}", core->info.call_id, s.message());
+}
+
+Status CallSession::PushAudio(std::span<const uint8_t> bytes, const MediaFormat& format) {
+  Core& c = *core_;
+  if (c.closed.load()) return FailedPreconditionError("the call has ended");
+  if (format.codec != c.info.format.codec || format.sample_rate_hz != c.info.format.sample_rate_hz) {
+    return InvalidArgumentError("audio format differs from the call's media format");
+  }
+  if (bytes.size() > static_cast<size_t>(c.res.call.max_push_bytes)) {
+    c.frames_dropped.fetch_add(1);
+    c.metrics.audio_dropped_frames.Increment();
+    return InvalidArgumentError("audio payload of " + std::to_string(bytes.size()) +
+                                " bytes exceeds call.max_push_bytes");
+  }
+  if (format.codec == audio::Codec::kPcm16 && bytes.size() % 2 != 0) {
+    return InvalidArgumentError("PCM16 payload has an odd number of bytes");
+  }
+  if (bytes.empty()) return Status::Ok();
+  auto core = core_;
+  std::vector<uint8_t> copy(bytes.begin(), bytes.end());
+  Status s = c.listen.Post([core, data = std::move(copy)]() mutable {
+    core->ProcessPayload(std::move(data));
+  }, static_cast<size_t>(c.res.call.audio_queue_frames));
+  if (!s.ok()) {
+    c.frames_dropped.fetch_add(1);
+    c.metrics.audio_dropped_frames.Increment();
+    return ResourceExhaustedError("call " + c.info.call_id + ": inbound audio queue is full (" +
+                                  s.message() + "); payload dropped");
+  }
+  return Status::Ok();
+}
+
+Status CallSession::PushDtmf(char digit) {
+  if (!(std::isdigit(static_cast<unsigned char>(digit)) || digit == '*' || digit == '#')) {
+    return InvalidArgumentError(std::string("not a DTMF digit: '") + digit + "'");
+  }
+  if (core_->closed.load()) return FailedPreconditionError("the call has ended");
+  auto core = core_;
+  return core->listen.Post([core, digit] {
+    if (core->closed.load()) return;
+    if (digit == '#') {
+      core->SubmitDtmf();
+      return;
+    }
+    if (digit == '*') {  // start over
+      core->dtmf.clear();
+      return;
+    }
+    if (core->dtmf.size() < kMaxDtmfDigits) core->dtmf.push_back(digit);
+    core->dtmf_last_ms = core->stream_ms.load();
+  });
+}
+
+void CallSession::MarkPlayed(std::string_view name) {
+  auto core = core_;
+  (void)core->listen.Post([core, n = std::string(name)] {
+    std::lock_guard lock(core->mu);
+    // The transport says the last audio sent has played: trust it over the estimate.
+    if (n == core->last_mark) {
+      const int64_t now = core->stream_ms.load();
+      if (core->play_end_ms > now) core->play_end_ms = now;
+      core->out_levels.clear();
+    }
+  });
+}
+
+void CallSession::Hangup() {
+  core_->closed.store(true);
+  core_->ended.store(true);
+  std::lock_guard lock(core_->mu);
+  if (core_->active_cancel) core_->active_cancel->Cancel();
+  core_->answer_pending = false;
+}
+
+bool CallSession::ended() const { return core_->ended.load(); }
+
+bool CallSession::idle() const {
+  const Core& c = *core_;
+  if (c.in_utterance.load() || c.agent_busy.load() > 0 || c.listen.pending() > 0) return false;
+  std::lock_guard lock(c.mu);
+  return !c.PlayingLocked(c.stream_ms.load()) && c.action == AfterSpeech::kNone;
+}
+
+size_t CallSession::queued_audio() const { return core_->listen.pending(); }
+int64_t CallSession::stream_ms() const { return core_->stream_ms.load(); }
+const CallInfo& CallSession::info() const { return core_->info; }
+
+std::vector<TurnReport> CallSession::Turns() const {
+  std::lock_guard lock(core_->mu);
+  return core_->turns;
+}
+
+SessionStats CallSession::stats() const {
+  SessionStats s;
+  s.frames_in = core_->frames_in.load();
+  s.frames_dropped = core_->frames_dropped.load();
+  s.frames_out = core_->frames_out.load();
+  s.errors = core_->errors.load();
+  std::lock_guard lock(core_->mu);
+  for (const TurnReport& t : core_->turns) {
+    if (t.kind == "caller") ++s.turns;
+    if (t.kind == "reprompt") ++s.reprompts;
+    if (t.ledger.barge_in >= 0) ++s.barge_ins;
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Listen strand.
+
+void CallSession::Core::ProcessPayload(std::vector<uint8_t> bytes) {
+  if (closed.load()) return;
+  decoded.resize(info.format.codec == audio::Codec::kPcm16 ? bytes.size() / 2 : bytes.size());
+  switch (info.format.codec) {
+    case audio::Codec::kMulaw:
+      audio::DecodeMulaw(bytes, decoded);
+      break;
+    case audio::Codec::kAlaw:
+      audio::DecodeAlaw(bytes, decoded);
+      break;
+    case audio::Codec::kPcm16:
+      for (size_t i = 0; i < decoded.size(); ++i) {
+        decoded[i] = static_cast<int16_t>(static_cast<uint16_t>(bytes[2 * i]) |
+                                          (static_cast<uint16_t>(bytes[2 * i + 1]) << 8));
+      }
+      break;
+  }
+  std::span<const int16_t> at16 = decoded;
+  if (in_resampler) {
+    resampled.clear();
+    if (Status s = in_resampler->Process(decoded, resampled); !s.ok()) {
+      Error(-1, "resample", s);
+      return;
+    }
+    at16 = resampled;
+  }
+  chunker16.Push(at16, [this](audio::AudioView frame) { ProcessFrame(frame); });
+}
+
+void CallSession::Core::ProcessFrame(audio::AudioView frame) {
+  if (closed.load()) return;
+  frames_in.fetch_add(1);
+  const int64_t now_ms = stream_ms.fetch_add(audio::kFrameMs) + audio::kFrameMs;
+  auto verdict = vad.Process(frame);
+  if (!verdict.ok()) {
+    Error(-1, "vad", verdict.status());
+    return;
+  }
+  bool playing;
+  float out_level;
+  {
+    std::lock_guard lock(mu);
+    playing = PlayingLocked(now_ms);
+    out_level = OutboundLevelLocked(now_ms);
+  }
+  if (playing) {
+    if (barge.Process(*verdict, out_level)) BargeIn();
+  } else if (was_playing) {
+    barge.Reset();
+  }
+  was_playing = playing;
+
+  if (!preroll.empty()) {
+    std::copy(frame.samples.begin(), frame.samples.end(), preroll[preroll_next].begin());
+    preroll_next = (preroll_next + 1) % preroll.size();
+    preroll_count = std::min(preroll_count + 1, preroll.size());
+  }
+  audio::EndpointUpdate u = endpointer.Push(verdict->speech);
+  in_utterance.store(endpointer.in_utterance());
+  switch (u.event) {
+    case audio::EndpointEvent::kSpeechStart: {
+      silence_ms = 0;
+      overlapped = playing;
+      barged = barged && playing;  // a barge-in may have fired on this very frame
+      partial_revision = 0;
+      last_peeked.clear();
+      {
+        std::lock_guard lock(mu);
+        prework.reset();
+      }
+      auto stream = res.recognizer->CreateStream(kAsrRateHz);
+      if (!stream.ok()) {
+        Error(-1, "asr", stream.status());
+        asr.reset();
+        break;
+      }
+      asr = std::move(*stream);
+      // Feed the pre-roll (which ends with this frame) so the first phoneme is not lost.
+      const size_t n = preroll.empty() ? 0 : preroll_count;
+      Status s;
+      if (n == 0) s = asr->AcceptFrames(frame);
+      for (size_t k = 0; k < n && s.ok(); ++k) {
+        const auto& f = preroll[(preroll_next + preroll.size() - n + k) % preroll.size()];
+        s = asr->AcceptFrames(audio::AudioView(f, kAsrRateHz));
+      }
+      if (!s.ok()) {
+        Error(-1, "asr", s);
+        asr.reset();
+      }
+      break;
+    }
+    case audio::EndpointEvent::kEndOfTurn:
+    case audio::EndpointEvent::kMaxLength:
+      EndOfTurn(u);
+      break;
+    case audio::EndpointEvent::kDiscarded:
+      asr.reset();
+      overlapped = barged = false;
+      break;
+    case audio::EndpointEvent::kNone:
+      if (endpointer.in_utterance() && asr) {
+        if (Status s = asr->AcceptFrames(frame); !s.ok()) {
+          Error(-1, "asr", s);
+          asr.reset();
+        } else if (asr->partial().revision != partial_revision) {
+          partial_revision = asr->partial().revision;
+          if (asr->partial().stable && !closed.load()) {
+            nlohmann::json j = {{"text", Redacted(asr->partial().text)}, {"stable", true}};
+            sink->Event("partial", j.dump());
+            if (res.call.prework) StartPrework(asr->partial().text);
+          }
+        }
+      }
+      break;
+  }
+  CheckTimers();
+}
+
+void CallSession::Core::BargeIn() {
+  barged = true;
+  std::shared_ptr<CancelToken> token;
+  int idx;
+  {
+    std::lock_guard lock(mu);
+    idx = active_turn;
+    if (active_cancel) active_cancel->Cancel();
+    if (idx >= 0) {
+      turns[idx].ledger.barge_in = NowMs();
+      turns[idx].outcome = "barge_in";
+    }
+    if (answer_turn == idx) answer_pending = false;
+    play_end_ms = stream_ms.load();
+    out_levels.clear();
+    action = AfterSpeech::kNone;  // an interrupted goodbye does not hang up
+    action_armed = false;
+    if (!closed.load()) sink->Clear();
+  }
+  metrics.barge_ins.Increment();
+  HLOG_DEBUG("call {}: barge-in on turn {}", info.call_id, idx);
+  if (!closed.load()) {
+    nlohmann::json j = {{"turn", idx}};
+    sink->Event("barge_in", j.dump());
+  }
+  FinishTurn(idx);
+}
+
+void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
+  const double eot = NowMs();
+  TurnReport r;
+  r.kind = "caller";
+  r.ledger.end_of_turn = eot;
+  r.ledger.speech_end = eot - static_cast<double>(u.now_ms - u.speech_end_ms);
+  r.ledger.speech_start = eot - static_cast<double>(u.now_ms - u.speech_start_ms);
+  Result<asr::AsrResult> final = asr ? asr->Finish()
+                                     : Result<asr::AsrResult>(UnavailableError("no ASR stream"));
+  asr.reset();
+  r.ledger.asr_final = NowMs();
+  const bool asr_slow = r.ledger.asr_final - eot > res.call.asr_timeout_ms;
+  if (final.ok()) {
+    r.transcript = final->text;
+    r.asr_confidence = final->confidence;
+  }
+  const bool echo = overlapped && !barged;
+  overlapped = barged = false;
+  silence_ms = 0;
+  if (echo) {
+    // Speech over the agent that never became a barge-in: echo or a backchannel ("mm-hm").
+    r.outcome = "discarded";
+    std::lock_guard lock(mu);
+    turns.push_back(std::move(r));
+    turn_finished.push_back(true);
+    return;
+  }
+  reprompts = 0;
+  metrics.turns.Increment();
+  if (!closed.load()) {
+    nlohmann::json j = {{"text", Redacted(r.transcript)}};
+    sink->Event("transcript", j.dump());
+  }
+  std::string text = r.transcript;
+  std::shared_ptr<CancelToken> token;
+  int idx = BeginTurn(std::move(r), token);
+  if (!final.ok() || asr_slow) {
+    Status s = final.ok() ? DeadlineExceededError("recognizer took longer than call.asr_timeout_ms")
+                          : final.status();
+    Error(idx, asr_slow ? "asr_timeout" : "asr", s);
+    SpeakPrompt(idx, token, asr_slow ? res.call.busy_text : res.call.error_text,
+                AfterSpeech::kNone, "");
+    return;
+  }
+  const std::string phrase = PhraseText(text);
+  if (phrase.empty()) {
+    { std::lock_guard lock(mu); turns[idx].outcome = "not_heard"; }
+    SpeakPrompt(idx, token, res.call.not_heard_text, AfterSpeech::kNone, "");
+  } else if (MatchesPhrase(phrase, res.call.goodbye_phrases, /*anywhere=*/false)) {
+    { std::lock_guard lock(mu); turns[idx].outcome = "goodbye"; turns[idx].tier = "goodbye"; }
+    SpeakPrompt(idx, token, res.call.goodbye_text, AfterSpeech::kHangup, "caller said goodbye");
+  } else if (MatchesPhrase(phrase, res.call.agent_phrases, /*anywhere=*/true)) {
+    { std::lock_guard lock(mu); turns[idx].outcome = "transfer"; turns[idx].tier = "transfer"; }
+    SpeakPrompt(idx, token, res.call.transfer_text, AfterSpeech::kTransfer,
+                "caller asked for an agent");
+  } else if (!UsePrework(idx, token, text)) {
+    StartAnswer(idx, token, std::move(text));
+  }
+}
+
+void CallSession::Core::CheckTimers() {
+  const int64_t now = stream_ms.load();
+  if (!dtmf.empty() && dtmf_last_ms >= 0 && now - dtmf_last_ms >= res.call.dtmf_timeout_ms) {
+    SubmitDtmf();
+  }
+  // Answer time-out: the turn is abandoned (its late result is dropped) and busy_text is said.
+  int timed_out = -1;
+  std::shared_ptr<CancelToken> fresh;
+  {
+    std::lock_guard lock(mu);
+    if (answer_pending &&
+        MillisBetween(answer_started, clock->Now()) > res.call.answer_timeout_ms) {
+      answer_pending = false;
+      timed_out = answer_turn;
+      if (active_cancel) active_cancel->Cancel();
+      fresh = std::make_shared<CancelToken>();
+      active_cancel = fresh;
+      turns[timed_out].outcome = "busy";
+    }
+  }
+  if (timed_out >= 0) {
+    Error(timed_out, "answer_timeout",
+          DeadlineExceededError("answer took longer than call.answer_timeout_ms"));
+    PostSpeak(timed_out, fresh, {res.call.busy_text}, false, true, AfterSpeech::kNone, "",
+              BusyGuard());
+  }
+  // Hang-up / transfer once the agent's last words have played.
+  AfterSpeech act = AfterSpeech::kNone;
+  std::string reason;
+  {
+    std::lock_guard lock(mu);
+    if (action != AfterSpeech::kNone && action_armed && now >= action_at_ms) {
+      act = action;
+      reason = action_reason;
+      action = AfterSpeech::kNone;
+    }
+  }
+  if (act != AfterSpeech::kNone) {
+    bool was_closed = closed.exchange(true);
+    ended.store(true);
+    if (!was_closed) {
+      if (act == AfterSpeech::kHangup) {
+        metrics.hangups.Increment();
+        sink->Hangup(reason);
+      } else {
+        metrics.transfers.Increment();
+        sink->Transfer(reason);
+      }
+    }
+    return;
+  }
+  // Re-prompt after silence while nothing else is going on.
+  bool quiet;
+  {
+    std::lock_guard lock(mu);
+    quiet = !endpointer.in_utterance() && agent_busy.load() == 0 && !PlayingLocked(now) &&
+            action == AfterSpeech::kNone && dtmf.empty();
+  }
+  silence_ms = quiet ? silence_ms + audio::kFrameMs : 0;
+  if (silence_ms >= res.call.reprompt_after_ms) {
+    silence_ms = 0;
+    TurnReport r;
+    std::shared_ptr<CancelToken> token;
+    if (reprompts >= res.call.reprompt_max) {
+      r.kind = "reprompt";
+      r.tier = "goodbye";
+      r.outcome = "no_response";
+      int idx = BeginTurn(std::move(r), token);
+      SpeakPrompt(idx, token, res.call.goodbye_text, AfterSpeech::kHangup, "no response from caller");
+    } else {
+      ++reprompts;
+      metrics.reprompts.Increment();
+      r.kind = "reprompt";
+      r.tier = "reprompt";
+      int idx = BeginTurn(std::move(r), token);
+      SpeakPrompt(idx, token, res.call.reprompt_text, AfterSpeech::kNone, "");
+    }
+  }
+}
+
+void CallSession::Core::SubmitDtmf() {
+  std::string digits = std::move(dtmf);
+  dtmf.clear();
+  dtmf_last_ms = -1;
+  if (digits.empty()) return;
+  TurnReport r;
+  r.kind = "dtmf";
+  r.transcript = "<" + std::to_string(digits.size()) + " keypad digits>";
+  std::shared_ptr<CancelToken> token;
+  int idx = BeginTurn(std::move(r), token);
+  auto self = shared_from_this();
+  auto busy = BusyGuard();
+  Status s = answerer.Post([self, idx, token, digits = std::move(digits), busy] {
+    if (self->closed.load() || token->cancelled()) return self->FinishTurn(idx);
+    auto result = self->res.answerer->SubmitPin(self->caller, digits);
+    if (token->cancelled()) return self->FinishTurn(idx);
+    if (!result.ok()) {
+      self->Error(idx, "answer", result.status());
+      self->PostSpeak(idx, token, {self->res.call.error_text}, false, true, AfterSpeech::kNone, "",
+                      busy);
+      return;
+    }
+    {
+      std::lock_guard lock(self->mu);
+      self->turns[idx].answer = result->text;
+      self->turns[idx].tier = result->tier;
+      self->turns[idx].personal = result->personal;
+    }
+    self->PostSpeak(idx, token, {result->text}, result->personal, true, AfterSpeech::kNone, "",
+                    busy);
+  });
+  if (!s.ok()) Error(idx, "overload", s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Turns.
+
+std::shared_ptr<void> CallSession::Core::BusyGuard() {
+  agent_busy.fetch_add(1);
+  auto self = shared_from_this();
+  return std::shared_ptr<void>(nullptr, [self](void*) { self->agent_busy.fetch_sub(1); });
+}
+
+int CallSession::Core::BeginTurn(TurnReport report, std::shared_ptr<CancelToken>& token) {
+  token = std::make_shared<CancelToken>();
+  int previous;
+  int idx;
+  {
+    std::lock_guard lock(mu);
+    previous = active_turn;
+    if (active_cancel) active_cancel->Cancel();
+    if (previous >= 0 && turns[previous].outcome.empty()) turns[previous].outcome = "superseded";
+    idx = static_cast<int>(turns.size());
+    report.index = idx;
+    turns.push_back(std::move(report));
+    turn_finished.push_back(false);
+    active_turn = idx;
+    active_cancel = token;
+    answer_pending = false;
+    action = AfterSpeech::kNone;
+    action_armed = false;
+  }
+  if (previous >= 0) FinishTurn(previous);
+  return idx;
+}
+
+void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token, std::string text) {
+  {
+    std::lock_guard lock(mu);
+    answer_pending = true;
+    answer_turn = idx;
+    answer_started = clock->Now();
+  }
+  auto self = shared_from_this();
+  auto busy = BusyGuard();
+  Status s = answerer.Post([self, idx, token, text = std::move(text), busy] {
+    if (self->closed.load() || token->cancelled()) return self->FinishTurn(idx);
+    std::vector<answer::ChatMessage> history = self->history;
+    AnswerHooks hooks;
+    hooks.cancel = token.get();
+    double first_sentence_at = -1;
+    hooks.on_sentence = [&](std::string_view sentence) {
+      if (first_sentence_at < 0) first_sentence_at = self->NowMs();
+      // Whether the answer is personal is known only at the end: the speak side looks the audio
+      // cache up but stores nothing until then.
+      self->PostSpeak(idx, token, {std::string(sentence)}, /*personal=*/true, false,
+                      AfterSpeech::kNone, "", busy);
+    };
+    const double called_at = self->NowMs();
+    auto result = self->res.answerer->Answer(text, self->caller, history, hooks);
+    {
+      std::lock_guard lock(self->mu);
+      if (self->answer_turn == idx && self->answer_pending) self->answer_pending = false;
+      if (self->turns[idx].outcome == "busy") return;  // timed out: busy_text is being said
+      if (result.ok()) {
+        TurnLedger& l = self->turns[idx].ledger;
+        const double done = self->NowMs();
+        if (result->tier == "llm") {
+          if (result->llm_first_token_ms >= 0) l.llm_first_token = called_at + result->llm_first_token_ms;
+        } else {
+          l.cache_result = first_sentence_at >= 0 ? first_sentence_at : done;
+        }
+        self->turns[idx].tokens = result->tokens;
+      }
+    }
+    if (self->closed.load() || token->cancelled()) return self->FinishTurn(idx);
+    if (!result.ok()) {
+      self->Error(idx, "answer", result.status());
+      self->PostSpeak(idx, token, {self->res.call.error_text}, false, true, AfterSpeech::kNone, "",
+                      busy);
+      return;
+    }
+    self->metrics.CountTier(result->tier);
+    {
+      std::lock_guard lock(self->mu);
+      TurnReport& t = self->turns[idx];
+      t.answer = result->text;
+      t.tier = result->tier;
+      t.personal = result->personal;
+      t.outcome = result->fallback ? "transfer" : "answered";
+    }
+    self->history.push_back({"user", Redacted(text)});
+    self->history.push_back({"assistant", result->personal ? "<personal>" : result->text});
+    const size_t keep = static_cast<size_t>(self->res.call.history_turns) * 2;
+    if (self->history.size() > keep) {
+      self->history.erase(self->history.begin(),
+                          self->history.end() - static_cast<ptrdiff_t>(keep));
+    }
+    AfterSpeech after = result->fallback ? AfterSpeech::kTransfer : AfterSpeech::kNone;
+    std::string reason = result->fallback ? "no answer tier could answer" : "";
+    std::vector<std::string> pieces;
+    if (!result->streamed) pieces.push_back(result->text);
+    self->PostSpeak(idx, token, std::move(pieces), result->personal, true, after, reason, busy);
+  });
+  if (!s.ok()) {
+    Error(idx, "overload", s);
+    PostSpeak(idx, token, {res.call.busy_text}, false, true, AfterSpeech::kNone, "", BusyGuard());
+  }
+}
+
+void CallSession::Core::SpeakPrompt(int idx, std::shared_ptr<CancelToken> token,
+                                    const std::string& text, AfterSpeech after,
+                                    std::string reason) {
+  {
+    std::lock_guard lock(mu);
+    turns[idx].answer = text;
+    if (turns[idx].tier.empty()) turns[idx].tier = "prompt";
+  }
+  PostSpeak(idx, std::move(token), {text}, false, true, after, std::move(reason), BusyGuard());
+}
+
+void CallSession::Core::Error(int idx, const std::string& kind, const Status& s) {
+  errors.fetch_add(1);
+  metrics.CountError(kind);
+  HLOG_WARN("call {}: {} error: {}", info.call_id, kind, s.message());
+  if (idx >= 0) {
+    std::lock_guard lock(mu);
+    if (turns[idx].outcome.empty() || turns[idx].outcome == "answered") {
+      turns[idx].outcome = "error:" + kind;
+    }
+  }
+  if (!closed.load()) {
+    nlohmann::json j = {{"turn", idx}, {"kind", kind}, {"message", s.message()}};
+    sink->Event("error", j.dump());
+  }
+}
+
+void CallSession::Core::FinishTurn(int idx) {
+  if (idx < 0) return;
+  TurnReport t;
+  {
+    std::lock_guard lock(mu);
+    if (turn_finished[idx]) return;
+    turn_finished[idx] = true;
+    if (turns[idx].outcome.empty()) turns[idx].outcome = "answered";
+    if (turns[idx].ledger.turn_done < 0) turns[idx].ledger.turn_done = NowMs();
+    t = turns[idx];
+  }
+  metrics.ObserveTurn(t.ledger);
+  const double origin = t.ledger.speech_end >= 0 ? t.ledger.speech_end : 0;
+  const std::string ledger_json = t.ledger.ToJson(origin);
+  const std::string transcript = t.kind == "caller" ? Redacted(t.transcript) : t.transcript;
+  const std::string spoken = t.personal ? "<personal>" : t.answer;
+  if (!closed.load()) {
+    nlohmann::json j = {{"turn", t.index},   {"kind", t.kind},       {"transcript", transcript},
+                        {"answer", spoken},  {"tier", t.tier},       {"outcome", t.outcome},
+                        {"ledger", nlohmann::json::parse(ledger_json)}};
+    sink->Event("turn", j.dump());
+  }
+  if (res.records != nullptr) {
+    TurnRow row;
+    row.call_id = info.call_id;
+    row.caller_id = info.caller_id;
+    row.turn = t.index;
+    row.kind = t.kind;
+    row.transcript = transcript;
+    row.answer = spoken;
+    row.tier = t.tier;
+    row.outcome = t.outcome;
+    row.tokens = t.tokens;
+    row.ledger_json = ledger_json;
+    row.started_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+    if (!res.records->Append(std::move(row))) metrics.records_dropped.Increment();
+  }
+}
+
+}  // namespace hotline::pipeline

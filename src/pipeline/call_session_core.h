@@ -1,0 +1,171 @@
+// CallSession::Core: the state of one call, shared by its three strands (listen, answer, speak)
+// and kept alive by every task queued for it. Private to pipeline/ (call_session*.cc).
+//
+// Ownership of the fields by thread:
+//   listen strand  — decoding, resampling, VAD, endpointer, barge-in detector, ASR stream,
+//                    pre-roll, silence/DTMF timers;
+//   answer strand  — CallerSession and history;
+//   speak strand   — synthesizer, output resampler and buffers;
+//   `mu`           — turns, the active turn and its cancel token, playout timeline, pending
+//                    hang-up/transfer; sink calls that must not interleave with Clear().
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "answer/caller.h"
+#include "audio/frame_chunker.h"
+#include "net/cancel_token.h"
+#include "pipeline/call_session.h"
+
+namespace hotline::pipeline {
+
+enum class AfterSpeech { kNone, kHangup, kTransfer };
+
+struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
+  Core(const CallResources& r, CallInfo i, std::shared_ptr<CallSink> s, audio::Vad v,
+       audio::FrameChunker c)
+      : res(r),
+        info(std::move(i)),
+        sink(std::move(s)),
+        clock(r.clock != nullptr ? r.clock : &SystemClock::Get()),
+        call_start(clock->Now()),
+        metrics(r.metrics != nullptr ? *r.metrics : MetricsRegistry::Global()),
+        listen(*r.pool),
+        answerer(r.answer_pool != nullptr ? *r.answer_pool : *r.pool),
+        speak(*r.pool),
+        vad(std::move(v)),
+        chunker16(std::move(c)),
+        endpointer(r.endpointer),
+        barge(r.barge_in),
+        caller(info.caller_id),
+        normalizer(r.normalizer) {}
+
+  double NowMs() const { return MillisBetween(call_start, clock->Now()); }
+  double MsOf(MonoTime t) const { return MillisBetween(call_start, t); }
+
+  // ---- shared (lifecycle) ----
+  CallResources res;
+  CallInfo info;
+  std::shared_ptr<CallSink> sink;
+  const Clock* clock;
+  MonoTime call_start;
+  PipelineMetrics metrics;
+  Strand listen;
+  Strand answerer;
+  Strand speak;
+  std::atomic<bool> closed{false};  // no more sink calls, no more work
+  std::atomic<bool> ended{false};
+  std::atomic<int> agent_busy{0};  // answers and speech in flight
+  std::atomic<int64_t> stream_ms{0};
+  std::atomic<bool> in_utterance{false};
+  std::atomic<uint64_t> frames_in{0}, frames_dropped{0}, frames_out{0}, errors{0};
+
+  // ---- listen strand ----
+  std::unique_ptr<audio::Resampler> in_resampler;  // null when the input is 16 kHz
+  std::vector<int16_t> decoded;
+  std::vector<int16_t> resampled;
+  audio::Vad vad;
+  audio::FrameChunker chunker16;
+  audio::Endpointer endpointer;
+  audio::BargeInDetector barge;
+  std::unique_ptr<asr::RecognizerStream> asr;
+  uint64_t partial_revision = 0;
+  std::vector<std::vector<int16_t>> preroll;  // ring of 20 ms frames at 16 kHz
+  size_t preroll_next = 0;
+  size_t preroll_count = 0;
+  int silence_ms = 0;
+  int reprompts = 0;
+  bool overlapped = false;  // the open utterance began while the agent was playing
+  bool barged = false;      // ... and became a barge-in
+  bool was_playing = false;
+  std::string dtmf;
+  int64_t dtmf_last_ms = -1;
+  std::string last_peeked;  // phrase of the last partial looked up ahead
+
+  // ---- guarded by mu ----
+  mutable std::mutex mu;
+  std::vector<TurnReport> turns;
+  std::vector<bool> turn_finished;
+  int active_turn = -1;
+  std::shared_ptr<CancelToken> active_cancel;
+  bool answer_pending = false;
+  int answer_turn = -1;
+  MonoTime answer_started{};
+  AfterSpeech action = AfterSpeech::kNone;
+  std::string action_reason;
+  bool action_armed = false;
+  int64_t action_at_ms = 0;
+  int64_t play_end_ms = 0;                         // inbound time when sent audio ends playing
+  std::deque<std::pair<int64_t, float>> out_levels;  // (start ms, dBFS) of unplayed frames
+  std::string last_mark;
+  // The answer prepared from a stable partial (work before the caller finishes).
+  struct Prework {
+    std::string phrase;  // PhraseText of the partial it was looked up for
+    TurnAnswer answer;
+    double peek_ms = 0;   // look-up time spent ahead
+    double synth_ms = 0;  // synthesis time spent ahead
+  };
+  std::optional<Prework> prework;
+
+  // ---- answer strand ----
+  answer::CallerSession caller;
+  std::vector<answer::ChatMessage> history;
+
+  // ---- speak strand ----
+  std::unique_ptr<tts::Synthesizer> synth;
+  std::unique_ptr<audio::Resampler> out_resampler;  // null when rates match
+  tts::TextNormalizer normalizer;
+  std::vector<int16_t> out_pcm;
+  std::vector<int16_t> out_scratch;
+  std::vector<uint8_t> out_bytes;
+  // Audio synthesized for the turn being spoken, stored in the audio cache once the turn's
+  // answer is known not to be personal.
+  std::vector<std::pair<std::string, audio::AudioBuffer>> pending_cache;
+
+  // call_session.cc
+  void ProcessPayload(std::vector<uint8_t> bytes);
+  void ProcessFrame(audio::AudioView frame);
+  void EndOfTurn(const audio::EndpointUpdate& u);
+  void BargeIn();
+  void CheckTimers();
+  void SubmitDtmf();
+  void StartPrework(const std::string& partial);
+  bool UsePrework(int idx, const std::shared_ptr<CancelToken>& token, const std::string& text);
+  // A new agent turn (caller turn, greeting, prompt): supersedes the active one. Returns its
+  // index and installs its cancel token.
+  int BeginTurn(TurnReport report, std::shared_ptr<CancelToken>& token);
+  void StartAnswer(int idx, std::shared_ptr<CancelToken> token, std::string text);
+  void SpeakPrompt(int idx, std::shared_ptr<CancelToken> token, const std::string& text,
+                   AfterSpeech after, std::string reason);
+  void FinishTurn(int idx);
+  void Error(int idx, const std::string& kind, const Status& s);
+  std::shared_ptr<void> BusyGuard();
+
+  // call_session_speak.cc
+  // Queues speech of `pieces` for turn `idx` on the speak strand. `finish`: the turn's speech is
+  // complete after these (flush, mark, then `after` once played).
+  void PostSpeak(int idx, std::shared_ptr<CancelToken> token, std::vector<std::string> pieces,
+                 bool personal, bool finish, AfterSpeech after, std::string reason,
+                 std::shared_ptr<void> busy);
+  void RunSpeak(int idx, const std::shared_ptr<CancelToken>& token,
+                const std::vector<std::string>& pieces, bool personal, bool finish,
+                AfterSpeech after, const std::string& reason);
+  Status SpeakPiece(int idx, const CancelToken& token, const std::string& piece);
+  // Synthesizes `sentences` into the audio cache without sending them (pre-work).
+  void Prepare(const std::vector<std::string>& sentences);
+  Status EmitPcm(int idx, const CancelToken& token, std::span<const int16_t> samples);
+  Status SendFrames(int idx, const CancelToken& token, std::span<const int16_t> pcm);
+  void ResetOutput();
+  void Stamp(int idx, double TurnLedger::*field);
+  // The agent's audio is playing at inbound time `now_ms` (REQUIRES: mu held).
+  bool PlayingLocked(int64_t now_ms) const { return play_end_ms > now_ms; }
+  float OutboundLevelLocked(int64_t now_ms);
+};
+
+}  // namespace hotline::pipeline

@@ -1,0 +1,253 @@
+// The speaking half of CallSession::Core (speak strand): sentences → audio cache or streaming
+// TTS → resample to the line rate → encode → CallSink, with the playout timeline that barge-in
+// detection and hang-up-after-goodbye read.
+#include <algorithm>
+#include <cmath>
+
+#include "audio/g711.h"
+#include "common/log.h"
+#include "pipeline/call_session_core.h"
+
+namespace hotline::pipeline {
+namespace {
+
+// Audio handed to EmitPcm at once from a cached phrase: small enough that barge-in stops it
+// within one piece.
+constexpr size_t kCachedPieceMs = 100;
+
+}  // namespace
+
+void CallSession::Core::Stamp(int idx, double TurnLedger::*field) {
+  std::lock_guard lock(mu);
+  if (idx >= 0 && turns[idx].ledger.*field < 0) turns[idx].ledger.*field = NowMs();
+}
+
+float CallSession::Core::OutboundLevelLocked(int64_t now_ms) {
+  while (!out_levels.empty() && out_levels.front().first + audio::kFrameMs <= now_ms) {
+    out_levels.pop_front();
+  }
+  if (out_levels.empty() || out_levels.front().first > now_ms) return -120.0f;
+  return out_levels.front().second;
+}
+
+void CallSession::Core::PostSpeak(int idx, std::shared_ptr<CancelToken> token,
+                                  std::vector<std::string> pieces, bool personal, bool finish,
+                                  AfterSpeech after, std::string reason,
+                                  std::shared_ptr<void> busy) {
+  auto self = shared_from_this();
+  Status s = speak.Post([self, idx, token, pieces = std::move(pieces), personal, finish, after,
+                         reason = std::move(reason), busy] {
+    self->RunSpeak(idx, token, pieces, personal, finish, after, reason);
+  });
+  if (!s.ok()) {
+    Error(idx, "overload", s);
+    FinishTurn(idx);
+  }
+}
+
+void CallSession::Core::RunSpeak(int idx, const std::shared_ptr<CancelToken>& token,
+                                 const std::vector<std::string>& pieces, bool personal,
+                                 bool finish, AfterSpeech after, const std::string& reason) {
+  if (closed.load() || token->cancelled()) {
+    ResetOutput();
+    FinishTurn(idx);
+    return;
+  }
+  tts::SentenceChunker chunker(res.chunker);
+  Status status;
+  for (const std::string& text : pieces) {
+    std::vector<std::string> chunks = chunker.Push(text);
+    for (std::string& c : chunker.Flush()) chunks.push_back(std::move(c));
+    for (const std::string& chunk : chunks) {
+      status = SpeakPiece(idx, *token, chunk);
+      if (!status.ok()) break;
+    }
+    if (!status.ok()) break;
+  }
+  if (token->cancelled() || closed.load()) {
+    ResetOutput();
+    FinishTurn(idx);
+    return;
+  }
+  if (!status.ok()) {
+    const bool timeout = status.code() == StatusCode::kDeadlineExceeded;
+    Error(idx, timeout ? "tts_timeout" : "tts", status);
+    // One spoken fallback; if the fallback itself fails the turn ends silently.
+    bool is_fallback = pieces.size() == 1 && pieces[0] == res.call.error_text;
+    if (!is_fallback) (void)SpeakPiece(idx, *token, res.call.error_text);
+  }
+  if (!finish) return;
+  // The turn's audio may now be shared with other calls, unless it carries this caller's data.
+  if (res.audio_cache != nullptr && !personal) {
+    for (auto& [text, buffer] : pending_cache) {
+      res.audio_cache->Insert(synth->voice_id(), text,
+                              std::make_shared<const audio::AudioBuffer>(std::move(buffer)));
+    }
+  }
+  pending_cache.clear();
+  // End of the turn's speech: flush the resampler, send the last partial frame, mark.
+  if (out_resampler) {
+    out_scratch.clear();
+    if (out_resampler->Flush(out_scratch).ok()) {
+      out_pcm.insert(out_pcm.end(), out_scratch.begin(), out_scratch.end());
+    }
+  }
+  const size_t frame = audio::SamplesForMs(info.format.sample_rate_hz, audio::kFrameMs);
+  if (!out_pcm.empty()) {
+    out_pcm.resize((out_pcm.size() + frame - 1) / frame * frame, 0);
+    std::vector<int16_t> rest;
+    rest.swap(out_pcm);
+    (void)SendFrames(idx, *token, rest);
+  }
+  ResetOutput();
+  {
+    std::lock_guard lock(mu);
+    if (!token->cancelled() && !closed.load()) {
+      last_mark = "turn-" + std::to_string(idx);
+      sink->SendMark(last_mark);
+      if (after != AfterSpeech::kNone) {
+        action = after;
+        action_reason = reason;
+        action_armed = true;
+        action_at_ms = std::max(play_end_ms, stream_ms.load());
+      }
+    }
+  }
+  Stamp(idx, &TurnLedger::turn_done);
+  FinishTurn(idx);
+}
+
+Status CallSession::Core::SpeakPiece(int idx, const CancelToken& token,
+                                     const std::string& piece) {
+  const std::string text = normalizer.Normalize(piece);
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) return Status::Ok();
+  Stamp(idx, &TurnLedger::first_sentence);
+  tts::AudioCache* cache = res.audio_cache;
+  // A look-up never stores anything, so it is safe before the answer is known to be shareable.
+  if (cache != nullptr) {
+    if (tts::SharedAudio hit = cache->Lookup(synth->voice_id(), text)) {
+      Stamp(idx, &TurnLedger::tts_first_audio);
+      const size_t step = audio::SamplesForMs(hit->sample_rate_hz, kCachedPieceMs);
+      std::span<const int16_t> all(hit->samples);
+      for (size_t at = 0; at < all.size(); at += step) {
+        RETURN_IF_ERROR(EmitPcm(idx, token, all.subspan(at, std::min(step, all.size() - at))));
+      }
+      return Status::Ok();
+    }
+  }
+  std::vector<int16_t> whole;
+  const MonoTime started = clock->Now();
+  bool first = true;
+  Status s = synth->Synthesize(
+      text,
+      [&](std::span<const int16_t> chunk) -> Status {
+        if (first) {
+          first = false;
+          if (MillisBetween(started, clock->Now()) > res.call.tts_timeout_ms) {
+            return DeadlineExceededError("synthesis took longer than call.tts_timeout_ms to start");
+          }
+          Stamp(idx, &TurnLedger::tts_first_audio);
+        }
+        if (cache != nullptr) whole.insert(whole.end(), chunk.begin(), chunk.end());
+        return EmitPcm(idx, token, chunk);
+      },
+      &token);
+  if (s.ok() && cache != nullptr && !whole.empty()) {
+    pending_cache.emplace_back(text, audio::AudioBuffer(std::move(whole), synth->sample_rate_hz()));
+  }
+  if (s.code() == StatusCode::kCancelled) return s;
+  return s.ok() ? Status::Ok() : s.WithContext("synthesis");
+}
+
+void CallSession::Core::Prepare(const std::vector<std::string>& sentences) {
+  tts::AudioCache* cache = res.audio_cache;
+  if (cache == nullptr || closed.load()) return;
+  tts::SentenceChunker chunker(res.chunker);
+  for (const std::string& sentence : sentences) {
+    std::vector<std::string> chunks = chunker.Push(sentence);
+    for (std::string& c : chunker.Flush()) chunks.push_back(std::move(c));
+    for (const std::string& chunk : chunks) {
+      const std::string text = normalizer.Normalize(chunk);
+      if (text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
+      if (cache->Lookup(synth->voice_id(), text) != nullptr) continue;
+      auto buffer = tts::SynthesizeToBuffer(*synth, text);
+      if (!buffer.ok()) {
+        Error(-1, "tts", buffer.status().WithContext("pre-work synthesis"));
+        return;
+      }
+      cache->Insert(synth->voice_id(), text,
+                    std::make_shared<const audio::AudioBuffer>(std::move(*buffer)));
+    }
+  }
+}
+
+Status CallSession::Core::EmitPcm(int idx, const CancelToken& token,
+                                  std::span<const int16_t> samples) {
+  if (token.cancelled() || closed.load()) return CancelledError("speech cancelled");
+  if (out_resampler) {
+    out_scratch.clear();
+    RETURN_IF_ERROR(out_resampler->Process(samples, out_scratch));
+    out_pcm.insert(out_pcm.end(), out_scratch.begin(), out_scratch.end());
+  } else {
+    out_pcm.insert(out_pcm.end(), samples.begin(), samples.end());
+  }
+  const size_t chunk = audio::SamplesForMs(info.format.sample_rate_hz, res.call.output_chunk_ms);
+  size_t sent = 0;
+  while (out_pcm.size() - sent >= chunk) {
+    RETURN_IF_ERROR(SendFrames(idx, token, std::span<const int16_t>(out_pcm).subspan(sent, chunk)));
+    sent += chunk;
+  }
+  out_pcm.erase(out_pcm.begin(), out_pcm.begin() + static_cast<ptrdiff_t>(sent));
+  return Status::Ok();
+}
+
+Status CallSession::Core::SendFrames(int idx, const CancelToken& token,
+                                     std::span<const int16_t> pcm) {
+  const size_t frame = audio::SamplesForMs(info.format.sample_rate_hz, audio::kFrameMs);
+  switch (info.format.codec) {
+    case audio::Codec::kMulaw:
+      out_bytes.resize(pcm.size());
+      audio::EncodeMulaw(pcm, out_bytes);
+      break;
+    case audio::Codec::kAlaw:
+      out_bytes.resize(pcm.size());
+      audio::EncodeAlaw(pcm, out_bytes);
+      break;
+    case audio::Codec::kPcm16:
+      out_bytes.resize(pcm.size() * 2);
+      for (size_t i = 0; i < pcm.size(); ++i) {
+        const auto v = static_cast<uint16_t>(pcm[i]);
+        out_bytes[2 * i] = static_cast<uint8_t>(v & 0xff);
+        out_bytes[2 * i + 1] = static_cast<uint8_t>(v >> 8);
+      }
+      break;
+  }
+  bool first = false;
+  {
+    // Under mu so that a barge-in's Clear() is never overtaken by audio of the cancelled turn.
+    std::lock_guard lock(mu);
+    if (token.cancelled() || closed.load()) return CancelledError("speech cancelled");
+    sink->SendAudio(out_bytes);
+    int64_t start = std::max(play_end_ms, stream_ms.load());
+    for (size_t at = 0; at + frame <= pcm.size(); at += frame) {
+      out_levels.emplace_back(start, audio::LevelDbfs(pcm.subspan(at, frame)));
+      start += audio::kFrameMs;
+    }
+    play_end_ms = start;
+    if (idx >= 0 && turns[idx].ledger.first_audio_sent < 0) {
+      turns[idx].ledger.first_audio_sent = NowMs();
+      first = true;
+    }
+  }
+  frames_out.fetch_add(pcm.size() / frame);
+  if (first) HLOG_DEBUG("call {}: turn {} first audio sent", info.call_id, idx);
+  return Status::Ok();
+}
+
+void CallSession::Core::ResetOutput() {
+  out_pcm.clear();
+  pending_cache.clear();
+  if (out_resampler) out_resampler->Reset();
+}
+
+}  // namespace hotline::pipeline

@@ -1,0 +1,386 @@
+// CallSession state machine with fakes: frames in, sink calls out.
+#include "pipeline/call_session.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "audio/g711.h"
+#include "pipeline/testing/fakes.h"
+
+namespace hotline::pipeline {
+namespace {
+
+using testing::FakeAnswerer;
+using testing::FakeRecognizer;
+using testing::FakeSynthesizer;
+using testing::Silence;
+using testing::TestSink;
+using testing::Vowel;
+using testing::WaitFor;
+
+class CallSessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    res_.recognizer = &recognizer_;
+    res_.answerer = &answerer_;
+    res_.make_synthesizer = [shared = synth_]() -> Result<std::unique_ptr<tts::Synthesizer>> {
+      return std::unique_ptr<tts::Synthesizer>(new FakeSynthesizer(shared));
+    };
+    res_.pool = &pool_;
+    res_.clock = &clock_;
+    res_.metrics = &metrics_;
+    res_.audio_cache = &cache_;
+    res_.call.greeting_text = "";
+    res_.call.reprompt_after_ms = 60000;
+  }
+
+  void StartCall() {
+    CallInfo info;
+    info.call_id = "test-call";
+    info.caller_id = "+15550100";
+    auto s = CallSession::Create(res_, info, sink_);
+    ASSERT_TRUE(s.ok()) << s.status();
+    session_ = std::move(*s);
+    session_->Start();
+  }
+
+  // Pushes 8 kHz audio as μ-law 20 ms frames, one at a time as a line would (the fake clock
+  // moves 20 ms per frame), each taken by the listen worker before the next.
+  void Feed(const std::vector<int16_t>& pcm) {
+    std::vector<uint8_t> frame(160);
+    for (size_t at = 0; at + 160 <= pcm.size(); at += 160) {
+      audio::EncodeMulaw(std::span<const int16_t>(pcm).subspan(at, 160), frame);
+      if (session_->ended()) return;
+      clock_.Advance(std::chrono::milliseconds(20));
+      ASSERT_TRUE(session_->PushAudio(frame, MediaFormat{}).ok());
+      ASSERT_TRUE(WaitFor([&] { return session_->queued_audio() == 0; }));
+    }
+  }
+  std::string Synthesized() {
+    std::lock_guard lock(synth_->mu);
+    std::string all;
+    for (const auto& t : synth_->texts) all += t + "|";
+    return all;
+  }
+  // A caller turn: speech, then enough silence for the endpointer to end it.
+  void Say(int ms = 600) {
+    Feed(Silence(200));
+    Feed(Vowel(ms));
+    Feed(Silence(700));
+  }
+  // Silence until the agent is idle (its audio has played) or `max_ms` passed.
+  void FeedUntilIdle(int max_ms = 20000) {
+    for (int t = 0; t < max_ms && !session_->ended(); t += 100) {
+      Feed(Silence(100));
+      if (session_->idle()) return;
+    }
+  }
+  uint64_t Errors(const std::string& kind) {
+    return metrics_.GetCounter("hotline_pipeline_errors_total", "", {{"kind", kind}}).value();
+  }
+  TurnReport LastTurn() {
+    auto turns = session_->Turns();
+    EXPECT_FALSE(turns.empty());
+    return turns.empty() ? TurnReport{} : turns.back();
+  }
+
+  FakeRecognizer recognizer_{{"where is my order"}};
+  FakeAnswerer answerer_;
+  std::shared_ptr<FakeSynthesizer::Shared> synth_ = std::make_shared<FakeSynthesizer::Shared>();
+  tts::AudioCache cache_;
+  FakeClock clock_;
+  MetricsRegistry metrics_;
+  std::shared_ptr<TestSink> sink_ = std::make_shared<TestSink>();
+  CallResources res_;
+  ThreadPool pool_{2, 1024};
+  std::unique_ptr<CallSession> session_;
+};
+
+TEST(CallPhrases, MatchWholeWordsAndEndings) {
+  EXPECT_EQ(PhraseText("Okay, BYE!"), "okay bye");
+  EXPECT_EQ(PhraseText("That's all."), "thats all");
+  const std::vector<std::string> bye = {"bye", "that's all"};
+  EXPECT_TRUE(MatchesPhrase("okay bye", bye, false));
+  EXPECT_TRUE(MatchesPhrase("thats all", bye, false));
+  EXPECT_FALSE(MatchesPhrase("bye and where is my order", bye, false));
+  EXPECT_FALSE(MatchesPhrase("goodbye", {"bye"}, false));  // whole words only
+  EXPECT_TRUE(MatchesPhrase("can i talk to an agent please", {"agent"}, true));
+  EXPECT_FALSE(MatchesPhrase("agents of change", {"agent"}, true));
+}
+
+TEST(CallConfig, ValidateNamesTheField) {
+  CallConfig c;
+  EXPECT_TRUE(c.Validate().ok());
+  c.output_chunk_ms = 30;
+  EXPECT_NE(c.Validate().message().find("output_chunk_ms"), std::string::npos);
+}
+
+TEST_F(CallSessionTest, GreetsAnswersAndRecordsTheLedger) {
+  res_.call.greeting_text = "Hello, how can I help?";
+  StartCall();
+  ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
+  EXPECT_GT(sink_->bytes(), 0u);
+  FeedUntilIdle();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 2; }));
+  {
+    std::lock_guard lock(answerer_.mu);
+    ASSERT_EQ(answerer_.turns.size(), 1u);
+    EXPECT_EQ(answerer_.turns[0], "where is my order");
+  }
+  ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 2; }));
+  auto turns = session_->Turns();
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_EQ(turns[0].kind, "greeting");
+  EXPECT_EQ(turns[1].kind, "caller");
+  EXPECT_EQ(turns[1].outcome, "answered");
+  EXPECT_EQ(turns[1].tier, "kb");
+  EXPECT_EQ(turns[1].answer, answerer_.reply);
+  const TurnLedger& l = turns[1].ledger;
+  EXPECT_GE(l.speech_start, 0);
+  EXPECT_LT(l.speech_start, l.speech_end);
+  EXPECT_LE(l.speech_end, l.end_of_turn);
+  EXPECT_GE(l.first_audio_sent, l.asr_final);
+  EXPECT_GE(l.turn_done, l.first_audio_sent);
+  EXPECT_LT(l.barge_in, 0);
+  // Speech end is ~500 ms (trailing silence) before the end of turn.
+  EXPECT_NEAR(l.end_of_turn - l.speech_end, 500, 60);
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_turns_total", "").value(), 1u);
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_answers_total", "", {{"tier", "kb"}}).value(), 1u);
+}
+
+TEST_F(CallSessionTest, SecondTimeTheAnswerAudioComesFromTheCache) {
+  StartCall();
+  Say();
+  FeedUntilIdle();
+  Say();
+  FeedUntilIdle();
+  std::lock_guard lock(synth_->mu);
+  EXPECT_EQ(synth_->texts.size(), 1u);  // the second answer was an audio-cache hit
+  EXPECT_GE(cache_.stats().hits, 1);
+}
+
+TEST_F(CallSessionTest, BargeInClearsCancelsAndListens) {
+  answerer_.stream_sentences = {"First, let me look that up for you in our records.",
+                                "This second sentence is also rather long to speak."};
+  answerer_.block = true;  // the answer is still "generating" while its first sentence plays
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return sink_->bytes() > 0; }));
+  // The caller talks over the agent, louder than the agent's echo.
+  Feed(Vowel(400, 6000));
+  ASSERT_TRUE(WaitFor([&] { return sink_->clears() == 1; }));
+  EXPECT_TRUE(WaitFor([&] { return answerer_.saw_cancel.load(); }));
+  auto turns = session_->Turns();
+  ASSERT_GE(turns.size(), 1u);
+  EXPECT_EQ(turns[0].outcome, "barge_in");
+  EXPECT_GE(turns[0].ledger.barge_in, 0);
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_barge_ins_total", "").value(), 1u);
+  // The interrupting speech is the next turn.
+  answerer_.Release();
+  Feed(Silence(700));
+  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 2; }));
+}
+
+TEST_F(CallSessionTest, RepromptsThenSaysGoodbyeAndHangsUp) {
+  res_.call.reprompt_after_ms = 1000;
+  res_.call.reprompt_max = 1;
+  StartCall();
+  Feed(Silence(1100));
+  ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
+  EXPECT_EQ(LastTurn().kind, "reprompt");
+  EXPECT_EQ(LastTurn().answer, res_.call.reprompt_text);
+  FeedUntilIdle();
+  Feed(Silence(1100));
+  FeedUntilIdle();
+  ASSERT_TRUE(WaitFor([&] { return !sink_->hangup().empty(); }));
+  EXPECT_EQ(sink_->hangup(), "no response from caller");
+  EXPECT_TRUE(session_->ended());
+  EXPECT_EQ(LastTurn().answer, res_.call.goodbye_text);
+}
+
+TEST_F(CallSessionTest, GoodbyeHangsUpAfterTheGoodbyeHasPlayed) {
+  recognizer_.SetTexts({"okay thank you bye"});
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
+  EXPECT_TRUE(sink_->hangup().empty());  // not before the goodbye has played
+  FeedUntilIdle();
+  ASSERT_TRUE(WaitFor([&] { return !sink_->hangup().empty(); }));
+  EXPECT_EQ(sink_->hangup(), "caller said goodbye");
+  EXPECT_TRUE(answerer_.turns.empty());
+  EXPECT_EQ(session_->Turns().back().outcome, "goodbye");
+}
+
+TEST_F(CallSessionTest, AgentRequestTransfers) {
+  recognizer_.SetTexts({"can i talk to a real person please"});
+  StartCall();
+  Say();
+  FeedUntilIdle();
+  ASSERT_TRUE(WaitFor([&] { return !sink_->transfer().empty(); }));
+  EXPECT_EQ(sink_->transfer(), "caller asked for an agent");
+  EXPECT_EQ(LastTurn().answer, res_.call.transfer_text);
+}
+
+TEST_F(CallSessionTest, AnswererFallbackTransfers) {
+  answerer_.fallback = true;
+  answerer_.reply = "I'm not sure. Let me transfer you.";
+  StartCall();
+  Say();
+  FeedUntilIdle();
+  ASSERT_TRUE(WaitFor([&] { return !sink_->transfer().empty(); }));
+  EXPECT_EQ(sink_->transfer(), "no answer tier could answer");
+  EXPECT_EQ(LastTurn().outcome, "transfer");
+}
+
+TEST_F(CallSessionTest, RecognizerErrorIsSpokenAndCounted) {
+  recognizer_.fail_finish = true;
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
+  EXPECT_EQ(LastTurn().answer, res_.call.error_text);
+  EXPECT_EQ(LastTurn().outcome, "error:asr");
+  EXPECT_EQ(Errors("asr"), 1u);
+  EXPECT_TRUE(answerer_.turns.empty());
+}
+
+TEST_F(CallSessionTest, AnswerErrorIsSpokenAndCounted) {
+  answerer_.fail = true;
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 1; }));
+  EXPECT_EQ(LastTurn().outcome, "error:answer");
+  EXPECT_EQ(Errors("answer"), 1u);
+  EXPECT_NE(Synthesized().find("went wrong"), std::string::npos) << Synthesized();
+}
+
+TEST_F(CallSessionTest, SlowAnswerTimesOutWithBusyText) {
+  answerer_.block = true;
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
+  clock_.Advance(std::chrono::milliseconds(res_.call.answer_timeout_ms + 1));
+  Feed(Silence(40));
+  ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
+  EXPECT_TRUE(WaitFor([&] { return answerer_.saw_cancel.load(); }));
+  EXPECT_EQ(Errors("answer_timeout"), 1u);
+  EXPECT_EQ(LastTurn().outcome, "busy");
+  EXPECT_NE(Synthesized().find("longer than it should"), std::string::npos) << Synthesized();
+}
+
+TEST_F(CallSessionTest, SynthesisErrorFallsBackToErrorText) {
+  synth_->fail_when_contains = "ships";
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
+  EXPECT_EQ(Errors("tts"), 1u);
+  EXPECT_GT(sink_->bytes(), 0u);  // the spoken fallback
+  EXPECT_NE(Synthesized().find("went wrong"), std::string::npos) << Synthesized();
+}
+
+TEST_F(CallSessionTest, KeypadDigitsGoToPinEntry) {
+  StartCall();
+  for (char d : std::string("1234#")) ASSERT_TRUE(session_->PushDtmf(d).ok());
+  EXPECT_FALSE(session_->PushDtmf('x').ok());
+  ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
+  std::lock_guard lock(answerer_.mu);
+  ASSERT_EQ(answerer_.pins.size(), 1u);
+  EXPECT_EQ(answerer_.pins[0], "1234");
+  EXPECT_EQ(LastTurn().transcript, "<4 keypad digits>");  // digits never kept in the record
+}
+
+TEST_F(CallSessionTest, KeypadDigitsAreSubmittedAfterAPause) {
+  res_.call.dtmf_timeout_ms = 500;
+  StartCall();
+  for (char d : std::string("987")) ASSERT_TRUE(session_->PushDtmf(d).ok());
+  Feed(Silence(600));
+  ASSERT_TRUE(WaitFor([&] { return answerer_.pins.size() == 1; }));
+  EXPECT_EQ(answerer_.pins[0], "987");
+}
+
+TEST_F(CallSessionTest, FullQueueDropsAudioWithoutBlocking) {
+  res_.call.audio_queue_frames = 2;
+  ThreadPool one(1, 16);
+  res_.pool = &one;
+  std::atomic<bool> release{false};
+  ASSERT_TRUE(one.Submit([&] { while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1)); }).ok());
+  StartCall();
+  std::vector<uint8_t> frame(160, 0xff);
+  int refused = 0;
+  for (int i = 0; i < 10; ++i) {
+    Status s = session_->PushAudio(frame, MediaFormat{});
+    if (s.code() == StatusCode::kResourceExhausted) ++refused;
+  }
+  EXPECT_GE(refused, 7);
+  EXPECT_GE(session_->stats().frames_dropped, 7u);
+  EXPECT_FALSE(session_->PushAudio(std::vector<uint8_t>(70000), MediaFormat{}).ok());
+  MediaFormat pcm{audio::Codec::kPcm16, 8000};
+  EXPECT_FALSE(session_->PushAudio(frame, pcm).ok());  // not the call's format
+  release = true;
+  session_.reset();
+  one.Shutdown();
+}
+
+TEST_F(CallSessionTest, DestroyedMidAnswerSendsNothingMore) {
+  answerer_.block = true;
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
+  session_.reset();  // the transport dropped the call while the answer was running
+  EXPECT_TRUE(WaitFor([&] { return answerer_.saw_cancel.load(); }));
+  pool_.Shutdown();
+  EXPECT_EQ(sink_->bytes(), 0u);
+  EXPECT_TRUE(sink_->marks().empty());
+}
+
+TEST_F(CallSessionTest, PreparedAnswerIsSpokenWithoutAskingAgain) {
+  recognizer_.stable_after_frames = 10;
+  TurnAnswer prepared;
+  prepared.text = "Orders ship within two days.";
+  prepared.sentences = {prepared.text};
+  prepared.tier = "l3";
+  answerer_.peek_answer = prepared;
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 1; }));
+  EXPECT_EQ(answerer_.answers_started.load(), 0);
+  EXPECT_EQ(answerer_.peeks.size(), 1u);
+  TurnReport t = LastTurn();
+  EXPECT_TRUE(t.prework_used);
+  EXPECT_EQ(t.tier, "l3");
+  EXPECT_EQ(t.answer, prepared.text);
+  EXPECT_EQ(cache_.stats().hits, 1);  // synthesized ahead, played from the cache
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_prework_hits_total", "").value(), 1u);
+}
+
+TEST_F(CallSessionTest, TurnsAreRecordedInSqlite) {
+  const std::string path = ::testing::TempDir() + "/call_records_" + std::to_string(getpid()) + ".db";
+  std::filesystem::remove(path);
+  auto store = CallRecordStore::Open(path, 16);
+  ASSERT_TRUE(store.ok()) << store.status();
+  res_.records = store->get();
+  recognizer_.SetTexts({"my card number is 4111 1111 1111 1111"});
+  StartCall();
+  Say();
+  FeedUntilIdle();
+  ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 1; }));
+  (*store)->Flush();
+  EXPECT_EQ((*store)->written(), 1u);
+  session_.reset();
+  pool_.Shutdown();
+  store->reset();
+  // Read back with a fresh connection: the transcript is redacted.
+  auto reopened = CallRecordStore::Open(path, 1);
+  ASSERT_TRUE(reopened.ok());
+  reopened->reset();
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+}
+
+}  // namespace
+}  // namespace hotline::pipeline

@@ -1,0 +1,97 @@
+#include "pipeline/latency_ledger.h"
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+namespace hotline::pipeline {
+
+double TurnLedger::VoiceToVoiceMs() const {
+  if (speech_end < 0 || first_audio_sent < 0) return -1;
+  return first_audio_sent - speech_end;
+}
+
+std::string TurnLedger::ToJson(double origin) const {
+  nlohmann::json j = nlohmann::json::object();
+  auto put = [&](const char* name, double v) {
+    if (v < 0) {
+      j[name] = nullptr;
+    } else {
+      j[name] = std::round((v - origin) * 10.0) / 10.0;
+    }
+  };
+  put("speech_start", speech_start);
+  put("speech_end", speech_end);
+  put("end_of_turn", end_of_turn);
+  put("asr_final", asr_final);
+  put("understood", understood);
+  put("cache_result", cache_result);
+  put("llm_first_token", llm_first_token);
+  put("first_sentence", first_sentence);
+  put("tts_first_audio", tts_first_audio);
+  put("first_audio_sent", first_audio_sent);
+  put("turn_done", turn_done);
+  put("barge_in", barge_in);
+  double v2v = VoiceToVoiceMs();
+  if (v2v < 0) {
+    j["voice_to_voice"] = nullptr;
+  } else {
+    j["voice_to_voice"] = std::round(v2v * 10.0) / 10.0;
+  }
+  return j.dump();
+}
+
+PipelineMetrics::PipelineMetrics(MetricsRegistry& r)
+    : calls(r.GetCounter("hotline_pipeline_calls_total", "Calls started")),
+      turns(r.GetCounter("hotline_pipeline_turns_total", "Caller turns handled")),
+      barge_ins(r.GetCounter("hotline_pipeline_barge_ins_total",
+                             "Times the caller interrupted the agent")),
+      reprompts(r.GetCounter("hotline_pipeline_reprompts_total", "Re-prompts after silence")),
+      hangups(r.GetCounter("hotline_pipeline_agent_hangups_total", "Calls the agent ended")),
+      transfers(r.GetCounter("hotline_pipeline_transfers_total", "Calls handed to a human agent")),
+      audio_dropped_frames(r.GetCounter("hotline_pipeline_audio_dropped_total",
+                                        "Inbound audio payloads dropped (per-call queue full)")),
+      records_dropped(r.GetCounter("hotline_pipeline_records_dropped_total",
+                                   "Turn records dropped (record writer behind)")),
+      prework_hits(r.GetCounter("hotline_pipeline_prework_hits_total",
+                                "Turns answered with audio prepared before the turn ended")),
+      endpointing_s(r.GetHistogram("hotline_pipeline_stage_seconds", "Latency per stage",
+                                   LatencyBucketsSeconds(), {{"stage", "endpointing"}})),
+      asr_s(r.GetHistogram("hotline_pipeline_stage_seconds", "Latency per stage",
+                           LatencyBucketsSeconds(), {{"stage", "asr"}})),
+      answer_s(r.GetHistogram("hotline_pipeline_stage_seconds", "Latency per stage",
+                              LatencyBucketsSeconds(), {{"stage", "answer"}})),
+      tts_first_audio_s(r.GetHistogram("hotline_pipeline_stage_seconds", "Latency per stage",
+                                       LatencyBucketsSeconds(), {{"stage", "tts_first_audio"}})),
+      voice_to_voice_s(r.GetHistogram("hotline_pipeline_voice_to_voice_seconds",
+                                      "Caller's last word to the agent's first audio",
+                                      LatencyBucketsSeconds())),
+      registry_(r) {}
+
+void PipelineMetrics::CountTier(std::string_view tier) {
+  registry_
+      .GetCounter("hotline_pipeline_answers_total", "Answers by tier",
+                  {{"tier", std::string(tier)}})
+      .Increment();
+}
+
+void PipelineMetrics::CountError(std::string_view kind) {
+  registry_
+      .GetCounter("hotline_pipeline_errors_total", "Stage failures and time-outs by kind",
+                  {{"kind", std::string(kind)}})
+      .Increment();
+}
+
+void PipelineMetrics::ObserveTurn(const TurnLedger& l) {
+  auto observe = [](Histogram& h, double from, double to) {
+    if (from >= 0 && to >= from) h.Observe((to - from) / 1000.0);
+  };
+  observe(endpointing_s, l.speech_end, l.end_of_turn);
+  observe(asr_s, l.end_of_turn, l.asr_final);
+  double answered = l.cache_result >= 0 ? l.cache_result : l.llm_first_token;
+  observe(answer_s, l.asr_final, answered);
+  observe(tts_first_audio_s, l.first_sentence, l.tts_first_audio);
+  observe(voice_to_voice_s, l.speech_end, l.first_audio_sent);
+}
+
+}  // namespace hotline::pipeline

@@ -1,0 +1,82 @@
+// TurnAnswerer: the answering stage as the pipeline sees it — a small interface over
+// answer::Answerer so the session's state machine can be tested with a fake.
+//
+// AnswererAdapter wraps the real answer::Answerer. It is blocking (SQLite, Redis, the model):
+// the session calls it from its answer worker, never from the audio path.
+//
+// Streaming: an implementation that streams calls hooks.on_sentence for each spoken sentence as
+// soon as it is final (in order) and sets TurnAnswer::streamed; the session speaks those
+// sentences as they come instead of the final text. The adapter streams every tier (the model's
+// sentences while it generates, a cached answer's sentences at once).
+//
+// Look-ahead: Peek says what the shareable cached tiers would answer for a partial transcript,
+// with no side effects, so the session can prepare the audio before the caller finishes.
+//
+// Thread-safety: Answer/SubmitPin may be called concurrently for different calls (different
+// CallerSessions); one call's CallerSession is used by one thread at a time.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "answer/answerer.h"
+#include "answer/caller.h"
+#include "common/status.h"
+#include "net/cancel_token.h"
+
+namespace hotline::pipeline {
+
+struct TurnAnswer {
+  std::string text;          // what to say (already post-processed for speech)
+  std::string tier = "fallback";  // answer::TierName of the tier that answered
+  bool personal = false;     // carries this caller's data: never cached (text or audio)
+  bool fallback = false;     // no tier could answer: the call is handed to a human
+  bool streamed = false;     // every sentence already went through hooks.on_sentence
+  std::vector<std::string> sentences;  // `text` as sentences
+  double llm_first_token_ms = -1;  // Answer call → the model's first token (model tier only)
+  int64_t tokens = 0;              // prompt + generated tokens of the model (0: no model ran)
+};
+
+struct AnswerHooks {
+  const CancelToken* cancel = nullptr;  // raised on barge-in, time-out or hang-up
+  // A final spoken sentence, in order, as soon as it is ready. May be null.
+  std::function<void(std::string_view sentence)> on_sentence;
+};
+
+class TurnAnswerer {
+ public:
+  virtual ~TurnAnswerer() = default;
+  virtual Result<TurnAnswer> Answer(std::string_view turn, answer::CallerSession& caller,
+                                    const std::vector<answer::ChatMessage>& history,
+                                    const AnswerHooks& hooks) = 0;
+  // Keypad digits (a PIN) for the caller's pending personal request.
+  virtual Result<TurnAnswer> SubmitPin(answer::CallerSession& caller, std::string_view digits) = 0;
+  // What the shareable cached tiers would answer for `partial` now (nullopt: none would, or the
+  // request is personal). No side effects on stats or the caller.
+  virtual Result<std::optional<TurnAnswer>> Peek(std::string_view partial,
+                                                 const answer::CallerSession& caller) {
+    (void)partial;
+    (void)caller;
+    return std::optional<TurnAnswer>();
+  }
+};
+
+// The real answerer. `answerer` must outlive the adapter.
+class AnswererAdapter final : public TurnAnswerer {
+ public:
+  explicit AnswererAdapter(answer::Answerer& answerer) : answerer_(answerer) {}
+  Result<TurnAnswer> Answer(std::string_view turn, answer::CallerSession& caller,
+                            const std::vector<answer::ChatMessage>& history,
+                            const AnswerHooks& hooks) override;
+  Result<TurnAnswer> SubmitPin(answer::CallerSession& caller, std::string_view digits) override;
+  Result<std::optional<TurnAnswer>> Peek(std::string_view partial,
+                                         const answer::CallerSession& caller) override;
+
+ private:
+  answer::Answerer& answerer_;
+};
+
+}  // namespace hotline::pipeline
