@@ -36,28 +36,15 @@ int RunBuildLm(std::span<const std::string> argv) {
   if (args.positional().empty()) return UsageError("asr build-lm needs at least one text file", kUsage);
   if (out_path.empty()) return UsageError("asr build-lm needs -o DOMAIN_LM", kUsage);
 
-  auto dict = asr::LoadDictionaryWords(dict_path);
-  if (!dict.ok()) return Fail(dict.status());
-  asr::NgramLmBuilder builder(static_cast<int>(*order), &*dict);
+  std::vector<std::string> texts;
   for (const auto& path : args.positional()) {
-    auto texts = asr::ReadTrainingTexts(path, column);
-    if (!texts.ok()) return Fail(texts.status());
-    for (const auto& t : *texts) builder.AddText(t);
+    auto read = asr::ReadTrainingTexts(path, column);
+    if (!read.ok()) return Fail(read.status());
+    texts.insert(texts.end(), read->begin(), read->end());
   }
-  auto arpa = builder.ToArpa();
-  if (!arpa.ok()) return Fail(arpa.status());
-  const std::string tmp = out_path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << *arpa;
-    if (!out.good()) return Fail("cannot write '" + tmp + "' (check the folder and free space)");
-  }
-  if (std::rename(tmp.c_str(), out_path.c_str()) != 0) return Fail("cannot rename to '" + out_path + "'");
-
-  auto entries = asr::WriteDictionarySubset(dict_path, builder.vocabulary(), out_path + ".dict");
-  if (!entries.ok()) return Fail(entries.status());
-
-  const auto& st = builder.stats();
+  auto built = asr::WriteDomainLm(texts, dict_path, out_path, static_cast<int>(*order));
+  if (!built.ok()) return Fail(built.status());
+  const asr::LmBuildStats& st = *built;
   std::cout << out_path << ": " << st.sentences << " texts, " << st.words << " words, vocabulary "
             << st.vocabulary << ", n-grams";
   for (size_t n = 0; n < st.ngrams.size(); ++n) std::cout << (n ? "/" : " ") << st.ngrams[n];
@@ -69,8 +56,8 @@ int RunBuildLm(std::span<const std::string> argv) {
     }
     std::cout << ")";
   }
-  std::cout << "\n" << out_path << ".dict: " << *entries
-            << " pronunciations (the dictionary for this model in switched mode)\n";
+  std::cout << "\n" << out_path << ".dict: " << st.vocabulary
+            << " words' pronunciations (the dictionary for this model in switched mode)\n";
   return 0;
 }
 

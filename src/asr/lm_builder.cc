@@ -383,4 +383,29 @@ Result<std::string> NgramLmBuilder::ToArpa() {
   return out;
 }
 
+Result<LmBuildStats> WriteDomainLm(const std::vector<std::string>& texts,
+                                   const std::string& dictionary_path, const std::string& out_path,
+                                   int order) {
+  if (order < 1 || order > 5) return InvalidArgumentError("n-gram order must be 1..5");
+  ASSIGN_OR_RETURN(auto dict, LoadDictionaryWords(dictionary_path));
+  NgramLmBuilder builder(order, &dict);
+  for (const auto& t : texts) builder.AddText(t);
+  ASSIGN_OR_RETURN(std::string arpa, builder.ToArpa());
+  const std::string tmp = out_path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << arpa;
+    out.flush();
+    if (!out.good()) {
+      return UnavailableError("cannot write '" + tmp + "' (check the folder and free space)");
+    }
+  }
+  if (std::rename(tmp.c_str(), out_path.c_str()) != 0) {
+    return UnavailableError("cannot rename '" + tmp + "' to '" + out_path + "'");
+  }
+  RETURN_IF_ERROR(
+      WriteDictionarySubset(dictionary_path, builder.vocabulary(), out_path + ".dict").status());
+  return builder.stats();
+}
+
 }  // namespace hotline::asr

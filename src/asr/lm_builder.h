@@ -109,4 +109,13 @@ class NgramLmBuilder {
   LmBuildStats stats_;
 };
 
+// Builds an `order`-gram model of `texts` over the words of the pronunciation dictionary at
+// `dictionary_path` and writes it to `out_path` (ARPA, replaced atomically) with its own
+// dictionary at `out_path + ".dict"` (what switched mode decodes with). Used by
+// `hotline asr build-lm` and by services that build their domain model from the knowledge base
+// at start-up.
+Result<LmBuildStats> WriteDomainLm(const std::vector<std::string>& texts,
+                                   const std::string& dictionary_path, const std::string& out_path,
+                                   int order = 3);
+
 }  // namespace hotline::asr

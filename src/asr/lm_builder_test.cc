@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -128,6 +132,29 @@ TEST(ReadTrainingTexts, BitextInstructions) {
   EXPECT_FALSE(ReadTrainingTexts(std::string(HOTLINE_SHARED_DATA_DIR) +
                                  "/support/bitext/customer_support.csv", "nope").ok());
   EXPECT_FALSE(ReadTrainingTexts("/nonexistent.txt").ok());
+}
+
+TEST(WriteDomainLm, WritesModelAndItsDictionary) {
+  const std::string dict = "/tmp/hotline_lm_dict_" + std::to_string(getpid()) + ".dict";
+  const std::string out = "/tmp/hotline_lm_out_" + std::to_string(getpid()) + ".lm";
+  {
+    std::ofstream d(dict);
+    d << "track T R AE K\nmy M AY\norder AO R D ER\nbill B IH L\n";
+  }
+  auto stats = WriteDomainLm({"track my order", "my bill", "track my parcel"}, dict, out);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->oov_words, 1);  // "parcel" has no pronunciation
+  std::stringstream arpa, words;
+  arpa << std::ifstream(out).rdbuf();
+  words << std::ifstream(out + ".dict").rdbuf();
+  EXPECT_NE(arpa.str().find("\\data\\"), std::string::npos);
+  EXPECT_NE(words.str().find("order AO R D ER"), std::string::npos);
+  EXPECT_EQ(words.str().find("parcel"), std::string::npos);
+  EXPECT_FALSE(WriteDomainLm({"x"}, "/nonexistent.dict", out).ok());
+  EXPECT_FALSE(WriteDomainLm({"track"}, dict, "/nonexistent-dir/x.lm").ok());
+  std::remove(dict.c_str());
+  std::remove(out.c_str());
+  std::remove((out + ".dict").c_str());
 }
 
 }  // namespace

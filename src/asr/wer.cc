@@ -1,6 +1,10 @@
 #include "asr/wer.h"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <string_view>
+#include <utility>
 
 namespace hotline::asr {
 
@@ -15,6 +19,44 @@ WerCounts& WerCounts::operator+=(const WerCounts& o) {
   insertions += o.insertions;
   reference_words += o.reference_words;
   return *this;
+}
+
+namespace {
+
+// Whole-word contractions whose expansion is not the regular "n't"/"'re"/... rule.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kIrregular = {{
+    {"can't", "can not"}, {"cannot", "can not"}, {"won't", "will not"}, {"shan't", "shall not"},
+    {"ain't", "is not"}, {"let's", "let us"},
+}};
+
+// Regular suffixes. "'s" and "'d" are left alone: "it's" is "it is" or "it has", "he'd" is "he
+// had" or "he would", and possessives ("customer's") end in "'s" too.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kSuffixes = {{
+    {"n't", " not"}, {"'re", " are"}, {"'ve", " have"}, {"'ll", " will"}, {"'m", " am"},
+}};
+
+std::string ExpandWord(std::string word) {
+  for (auto& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const auto& [from, to] : kIrregular) {
+    if (word == from) return std::string(to);
+  }
+  for (const auto& [suffix, expansion] : kSuffixes) {
+    if (word.size() > suffix.size() && word.ends_with(suffix)) {
+      return word.substr(0, word.size() - suffix.size()) + std::string(expansion);
+    }
+  }
+  return word;
+}
+
+}  // namespace
+
+std::string NormalizeForScoring(std::string_view text) {
+  std::string out;
+  for (auto& w : SplitWords(text)) {
+    if (!out.empty()) out += ' ';
+    out += ExpandWord(std::move(w));
+  }
+  return out;
 }
 
 std::vector<std::string> SplitWords(std::string_view text) {

@@ -21,6 +21,13 @@ struct WerCounts {
 // Splits on ASCII whitespace. No other normalization: compare texts normalized alike.
 std::vector<std::string> SplitWords(std::string_view text);
 
+// Scoring normalization applied to both sides before ComputeWer, as common ASR evaluations do:
+// lower-cased words, English contractions expanded ("i'm" -> "i am", "don't" -> "do not",
+// "can't" -> "can not"), so that a recognizer is not charged for writing the same spoken words
+// another way. Words are expected already normalized to the recognizer's alphabet
+// (NormalizeTranscriptText).
+std::string NormalizeForScoring(std::string_view text);
+
 // Minimum-edit alignment of the two word sequences. O(|ref| * |hyp|) time and O(|hyp|) memory.
 WerCounts ComputeWer(const std::vector<std::string>& reference,
                      const std::vector<std::string>& hypothesis);

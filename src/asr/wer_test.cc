@@ -28,5 +28,18 @@ TEST(Wer, EmptySides) {
   EXPECT_EQ(SplitWords("  a\tb \n c ").size(), 3u);
 }
 
+TEST(Wer, ScoringNormalizationExpandsContractionsOnly) {
+  EXPECT_EQ(NormalizeForScoring("I'm waiting  don't  CAN'T won't we've you'll they're"),
+            "i am waiting do not can not will not we have you will they are");
+  // Ambiguous or possessive forms stay as they are.
+  EXPECT_EQ(NormalizeForScoring("it's the customer's he'd"), "it's the customer's he'd");
+  EXPECT_EQ(NormalizeForScoring(""), "");
+  // Written either way, the same spoken words score no error.
+  EXPECT_EQ(ComputeWer(NormalizeForScoring("i'm waiting for a rebate"),
+                       NormalizeForScoring("i am waiting for a rebate"))
+                .errors(),
+            0);
+}
+
 }  // namespace
 }  // namespace hotline::asr

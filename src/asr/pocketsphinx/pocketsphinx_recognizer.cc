@@ -1,7 +1,9 @@
 #include "asr/pocketsphinx/pocketsphinx_recognizer.h"
 
 #include <pocketsphinx.h>
+#include <sphinxbase/cmn.h>
 #include <sphinxbase/err.h>
+#include <sphinxbase/feat.h>
 #include <sphinxbase/logmath.h>
 #include <sphinxbase/ngram_model.h>
 
@@ -10,8 +12,10 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -154,6 +158,28 @@ struct PocketsphinxRecognizer::Pool {
   mutable std::mutex mu;
   std::vector<DecoderPtr> idle;  // guarded by mu
   int built = 0;                 // decoders in existence or being built; guarded by mu
+  // The acoustic model's initial cepstral mean (-cmninit); empty when it has none. Written once
+  // by Create() before any stream exists.
+  std::vector<mfcc_t> cmn_prior;
+
+  // Reads -cmninit ("41.00,-5.29,...") from a decoder's configuration.
+  static std::vector<mfcc_t> ReadCmnPrior(ps_decoder_t* ps) {
+    std::vector<mfcc_t> prior;
+    const char* text = cmd_ln_str_r(ps_get_config(ps), "-cmninit");
+    if (text == nullptr) return prior;
+    std::string_view rest(text);
+    while (!rest.empty()) {
+      size_t comma = rest.find(',');
+      std::string item(rest.substr(0, comma));
+      char* end = nullptr;
+      float value = std::strtof(item.c_str(), &end);
+      if (end == item.c_str()) return {};  // not a number list: leave CMN alone
+      prior.push_back(static_cast<mfcc_t>(value));
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    return prior;
+  }
 
   // Builds a decoder with its own copy of the configuration (ps_init writes into it).
   Result<DecoderPtr> Build() const {
@@ -262,6 +288,13 @@ class PocketsphinxStream : public RecognizerStream {
   }
 
   Status Start() {
+    if (pool_->config.cmn_per_stream && !pool_->cmn_prior.empty()) {
+      feat_t* feat = ps_get_feat(ps_.get());
+      if (feat != nullptr && feat->cmn_struct != nullptr &&
+          feat->cmn_struct->veclen == static_cast<int32>(pool_->cmn_prior.size())) {
+        cmn_live_set(feat->cmn_struct, pool_->cmn_prior.data());
+      }
+    }
     if (ps_start_utt(ps_.get()) != 0) return InternalError("pocketsphinx could not start an utterance");
     started_ = true;
     return Status::Ok();
@@ -389,6 +422,7 @@ Result<std::unique_ptr<PocketsphinxRecognizer>> PocketsphinxRecognizer::Create(
   pool->config = config;
   pool->stable_ms = stable_ms;
   ASSIGN_OR_RETURN(DecoderPtr first, pool->Acquire());
+  pool->cmn_prior = Pool::ReadCmnPrior(first.get());
   pool->Release(std::move(first));
   return std::unique_ptr<PocketsphinxRecognizer>(new PocketsphinxRecognizer(std::move(pool)));
 }
