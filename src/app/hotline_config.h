@@ -16,6 +16,8 @@
 #include "audio/vad.h"
 #include "common/config.h"
 #include "engine/engine.h"
+#include "llm/llm_config.h"
+#include "pipeline/call_config.h"
 #include "tts/synthesizer.h"
 
 namespace hotline {
@@ -41,8 +43,10 @@ struct HotlineConfig {
   asr::AsrConfig asr;
   tts::TtsConfig tts;
   engine::EngineConfig engine;
+  llm::LlmConfig llm;
   answer::AnswererConfig answer;
   answer::StoreConfig store;
+  pipeline::CallConfig call;
 
   template <class V>
   void Visit(V& v) {
@@ -52,8 +56,10 @@ struct HotlineConfig {
     v.Section("asr", asr);
     v.Section("tts", tts);
     v.Section("engine", engine);
+    v.Section("llm", llm);
     v.Section("answer", answer);
     v.Section("store", store);
+    v.Section("call", call);
   }
   Status Validate() const;
 };
