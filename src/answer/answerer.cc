@@ -15,6 +15,17 @@ AnswerResult Reply(std::string text, AnswerTierId tier, bool personal = false) {
 }
 }  // namespace
 
+// A tier's answer: personal when the tier says so or it repeats a value spoken to this caller;
+// the caller's values it spoke are remembered for later answers.
+static AnswerResult FromTier(TierAnswer hit, AnswerTierId id, CallerSession& caller) {
+  for (const std::string& value : hit.personal_values) {
+    caller.RememberPersonal(value);
+    if (!value.empty() && value[0] == '$') caller.RememberPersonal(value.substr(1));
+  }
+  const bool personal = hit.personal || caller.MentionsPersonal(hit.text);
+  return Reply(std::move(hit.text), id, personal);
+}
+
 std::string_view TierName(AnswerTierId tier) {
   switch (tier) {
     case AnswerTierId::kTool: return "tool";
@@ -34,6 +45,15 @@ Status AnswererConfig::Validate() const {
     const size_t eq = pair.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size()) {
       return InvalidArgumentError("tool_intents entry '" + pair + "' is not intent=tool");
+    }
+  }
+  for (const auto& pair : intent_templates) {
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size()) {
+      return InvalidArgumentError("intent_templates entry '" + pair + "' is not intent=template");
+    }
+    if (auto slots = TemplateSlots(pair.substr(eq + 1)); !slots.ok()) {
+      return slots.status().WithContext("intent_templates entry '" + pair + "'");
     }
   }
   if (kb_sync_interval_ms < 0) return InvalidArgumentError("kb_sync_interval_ms must not be negative");
@@ -118,7 +138,7 @@ Result<AnswerResult> Answerer::Answer(std::string_view turn, CallerSession& call
 Result<AnswerResult> Answerer::AnswerTurn(std::string_view turn, CallerSession& caller,
                                           const std::vector<ChatMessage>& history, Turn& t) {
   stats_.turns.fetch_add(1, std::memory_order_relaxed);
-  if (parts_.kb && parts_.l3) {
+  if (parts_.kb && (parts_.l3 || parts_.l2 || parts_.l1)) {
     bool due = false;
     {
       std::lock_guard lock(sync_mu_);
@@ -140,7 +160,20 @@ Result<AnswerResult> Answerer::AnswerTurn(std::string_view turn, CallerSession& 
   }
   if (parts_.tools) {
     if (auto it = tool_for_intent_.find(q.intent); it != tool_for_intent_.end()) {
-      if (caller.identified()) return RunTool(caller, it->second, q.entities);
+      if (caller.identified()) {
+        // An L1 template may phrase the tool's result (it runs the tool itself); else the tool's
+        // own sentence.
+        if (parts_.l1) {
+          auto hit = parts_.l1->Lookup(q, caller);
+          if (!hit.ok()) {
+            stats_.tier_errors.fetch_add(1, std::memory_order_relaxed);
+            HLOG_WARN("answer tier l1 failed: {}", hit.status().message());
+          } else if (*hit) {
+            return Done(FromTier(std::move(**hit), AnswerTierId::kL1, caller));
+          }
+        }
+        return RunTool(caller, it->second, q.entities);
+      }
       if (parts_.identifier) {
         if (caller.locked()) return Done(Reply(config_.locked_text, AnswerTierId::kIdentify));
         caller.pending() = CallerSession::PendingRequest{it->second, q.entities};
@@ -158,9 +191,7 @@ Result<AnswerResult> Answerer::AnswerTurn(std::string_view turn, CallerSession& 
       HLOG_WARN("answer tier {} failed: {}", TierName(id), hit.status().message());
       continue;
     }
-    if (*hit) {
-      return Done(Reply((*hit)->text, id, (*hit)->personal || caller.MentionsPersonal((*hit)->text)));
-    }
+    if (*hit) return Done(FromTier(std::move(**hit), id, caller));
   }
   if (parts_.l3) {
     auto hit = parts_.l3->Lookup(q.text);
@@ -391,13 +422,16 @@ void Answerer::Share(const Question& q, const AnswerResult& a, const std::vector
 }
 
 Status Answerer::SyncKnowledgeBase() {
-  if (!parts_.kb || !parts_.l3) return Status::Ok();
+  if (!parts_.kb || (!parts_.l3 && !parts_.l2 && !parts_.l1)) return Status::Ok();
   std::lock_guard lock(sync_mu_);
   ASSIGN_OR_RETURN(int64_t generation, parts_.kb->Generation());
   if (generation == kb_generation_) return Status::Ok();
   ASSIGN_OR_RETURN(auto changed, parts_.kb->ChangedSince(kb_generation_));
   for (const auto& article : changed) {
-    RETURN_IF_ERROR(parts_.l3->Invalidate(KnowledgeBase::StampFor(article.id)));
+    const std::string stamp = KnowledgeBase::StampFor(article.id);
+    if (parts_.l1) parts_.l1->Invalidate(stamp);
+    if (parts_.l2) parts_.l2->Invalidate(stamp);
+    if (parts_.l3) RETURN_IF_ERROR(parts_.l3->Invalidate(stamp));
   }
   HLOG_INFO("knowledge base generation {} -> {}: {} articles changed", kb_generation_, generation,
             changed.size());

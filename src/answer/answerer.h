@@ -49,10 +49,14 @@
 #include <vector>
 
 #include "answer/caller.h"
+#include "answer/entities.h"
+#include "answer/intent_cache.h"
+#include "answer/intent_classifier.h"
 #include "answer/knowledge_base.h"
 #include "answer/postprocess.h"
 #include "answer/prompt.h"
 #include "answer/result_cache.h"
+#include "answer/semantic_cache.h"
 #include "answer/tools.h"
 #include "common/clock.h"
 #include "common/status.h"
@@ -68,12 +72,17 @@ struct Question {
   std::string intent;  // accepted intent label, empty when rejected / out of scope
   double intent_confidence = 0;
   std::map<std::string, std::string> entities;  // "month" -> "2026-11", "order_number" -> "A5531"
+  std::optional<IntentPrediction> prediction;   // the classifier's full output (L1), when run
+  std::vector<Entity> entity_list;              // entities as extracted (L1 template slots)
 };
 using Understander = std::function<Result<Question>(std::string_view turn)>;
 
 struct TierAnswer {
   std::string text;
   bool personal = false;  // carries a caller's data
+  // Values of the caller's data it spoke (amounts, order numbers): the Answerer remembers them in
+  // the CallerSession so that no later answer repeating one is shared.
+  std::vector<std::string> personal_values;
 };
 
 // A cache tier implemented elsewhere (L1 intent templates, L2 semantic cache).
@@ -92,6 +101,8 @@ class AnswerTier {
     (void)q;
     return std::optional<TierAnswer>();
   }
+  // Version stamp `stamp` (a knowledge-base article) moved: drop answers learned from it.
+  virtual void Invalidate(std::string_view stamp) { (void)stamp; }
 };
 
 enum class AnswerTierId { kTool, kIdentify, kL1, kL2, kL3, kKnowledgeBase, kLlm, kFallback };
@@ -122,6 +133,19 @@ struct AnswerOptions {
 };
 
 struct AnswererConfig {
+  // L1: the intent classifier (trained at start-up on the knowledge base's example questions)
+  // and its answer templates.
+  bool use_intent_cache = true;
+  IntentClassifierConfig intent;
+  IntentCacheConfig intent_cache;
+  // "intent=template" pairs that override or add L1 templates; a template of a tool intent
+  // (tool_intents) is filled from that tool's result for an identified caller. Other intents use
+  // their knowledge-base article.
+  std::vector<std::string> intent_templates = {"get_invoice=Your bill for {month} was {amount}.",
+                                               "check_invoice=Your bill for {month} was {amount}."};
+  // L2: the semantic cache of shareable answers.
+  bool use_semantic_cache = true;
+  SemanticCacheConfig semantic_cache;
   ResultCacheConfig l3;
   KnowledgeBaseConfig kb;
   PromptConfig prompt;
@@ -148,6 +172,12 @@ struct AnswererConfig {
 
   template <class V>
   void Visit(V& v) {
+    v.Field("use_intent_cache", use_intent_cache, "Answer from L1 intent templates");
+    v.Section("intent", intent);
+    v.Section("intent_cache", intent_cache);
+    v.Field("intent_templates", intent_templates, "intent=template pairs for L1");
+    v.Field("use_semantic_cache", use_semantic_cache, "Answer from the L2 semantic cache");
+    v.Section("semantic_cache", semantic_cache);
     v.Section("l3", l3);
     v.Section("kb", kb);
     v.Section("prompt", prompt);

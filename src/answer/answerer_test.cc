@@ -74,7 +74,7 @@ class SpyTier : public AnswerTier {
   Result<std::optional<TierAnswer>> Lookup(const Question& q, const CallerSession&) override {
     auto it = learned.find(q.text);
     if (it == learned.end()) return std::optional<TierAnswer>();
-    return std::optional<TierAnswer>(TierAnswer{it->second, false});
+    return std::optional<TierAnswer>(TierAnswer{it->second, false, {}});
   }
   Status Learn(const Question& q, std::string_view answer, const std::vector<std::string>&) override {
     learned[q.text] = std::string(answer);

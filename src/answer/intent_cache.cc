@@ -97,6 +97,11 @@ Status IntentCache::AddTemplate(IntentTemplate t) {
   return Status::Ok();
 }
 
+bool IntentCache::HasStaticTemplate(std::string_view intent) const {
+  auto it = templates_.find(std::string(intent));
+  return it != templates_.end() && it->second.slots.empty() && it->second.t.tool.empty();
+}
+
 bool IntentCache::HasTemplate(std::string_view intent) const {
   return templates_.count(std::string(intent)) > 0;
 }

@@ -95,6 +95,9 @@ class IntentCache {
                   const SlotMap& context, SlotTool* tool) const;
 
   bool HasTemplate(std::string_view intent) const;
+  // True when `intent`'s template has no slot and no tool: its answer is the same for everyone
+  // and needs nothing from the caller (safe to look up ahead of the end of the turn).
+  bool HasStaticTemplate(std::string_view intent) const;
   size_t size() const { return templates_.size(); }
 
  private:

@@ -278,7 +278,22 @@ Result<std::vector<Article>> DeriveBitextArticles(std::string_view csv_text,
     }
     IntentData& d = intents[rec.fields[col["intent"]]];
     d.responses.push_back(rec.fields[col["response"]]);
-    if (rec.fields[col["entity_value"]].empty()) d.questions.push_back(rec.fields[col["instruction"]]);
+    // Example questions carry no entity values (order numbers, names): the value is cut out of
+    // an utterance that has one ("can i edit order 7322" -> "can i edit order").
+    std::string question = rec.fields[col["instruction"]];
+    const std::string& value = rec.fields[col["entity_value"]];
+    if (!value.empty()) {
+      const size_t at = question.find(value);
+      if (at == std::string::npos) continue;
+      question.erase(at, value.size());
+      std::string collapsed;
+      for (char c : question) {
+        if (c == ' ' && (collapsed.empty() || collapsed.back() == ' ')) continue;
+        collapsed.push_back(c);
+      }
+      question = std::string(Trim(collapsed));
+    }
+    if (!question.empty()) d.questions.push_back(std::move(question));
   }
 
   std::vector<Article> articles;

@@ -30,7 +30,7 @@ namespace hotline::answer {
 struct BitextDeriveOptions {
   int articles_per_intent = 2;
   int max_answer_chars = 240;
-  int questions_per_article = 6;
+  int questions_per_article = 20;
 };
 
 // `csv_text` is customer_support.csv (columns instruction, intent, entity_value, response, ...).

@@ -438,6 +438,19 @@ Result<std::vector<Article>> KnowledgeBase::ByIntent(std::string_view intent) {
   return out;
 }
 
+Result<std::vector<Article>> KnowledgeBase::All() {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, (std::string("SELECT ") + kArticleColumns + " FROM articles ORDER BY id").c_str());
+  RETURN_IF_ERROR(s.status());
+  std::vector<Article> out;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.push_back(ReadArticle(s, 0));
+  }
+  return out;
+}
+
 Result<int64_t> KnowledgeBase::Count() {
   std::lock_guard lock(mu_);
   Stmt s(db_, "SELECT COUNT(*) FROM articles");

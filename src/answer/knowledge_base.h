@@ -103,6 +103,8 @@ class KnowledgeBase {
   Result<std::vector<Passage>> Search(std::string_view query, int k);
   Result<std::optional<Article>> Get(std::string_view id);
   Result<std::vector<Article>> ByIntent(std::string_view intent);
+  // Every article, by id (start-up use: training the intent classifier, L1 templates).
+  Result<std::vector<Article>> All();
   Result<int64_t> Count();
 
   // Generation: how many content-changing imports the database has seen.

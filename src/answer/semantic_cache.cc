@@ -163,13 +163,14 @@ Result<SemanticLookupResult> SemanticCache::Lookup(std::string_view question) {
   return r;
 }
 
-size_t SemanticCache::InvalidateTag(std::string_view tag) {
+template <class Pred>
+size_t SemanticCache::DropIf(Pred pred) {
   std::vector<uint32_t> ids;
   std::vector<uint64_t> keys;
   {
     std::unique_lock lock(mu_);
     for (const auto& [id, e] : entries_) {
-      if (e.tag == tag) {
+      if (pred(e.tag)) {
         ids.push_back(id);
         keys.push_back(e.key);
       }
@@ -178,6 +179,24 @@ size_t SemanticCache::InvalidateTag(std::string_view tag) {
   }
   for (uint64_t key : keys) (void)store_->Erase(StoreKey(key));  // best effort
   return ids.size();
+}
+
+size_t SemanticCache::InvalidateTag(std::string_view tag) {
+  return DropIf([tag](const std::string& t) { return t == tag; });
+}
+
+size_t SemanticCache::InvalidateTagItem(std::string_view item, char separator) {
+  if (item.empty()) return 0;
+  return DropIf([item, separator](const std::string& t) {
+    size_t start = 0;
+    while (start <= t.size()) {
+      size_t end = t.find(separator, start);
+      if (end == std::string::npos) end = t.size();
+      if (std::string_view(t).substr(start, end - start) == item) return true;
+      start = end + 1;
+    }
+    return false;
+  });
 }
 
 void SemanticCache::set_threshold(double t) {

@@ -130,6 +130,9 @@ class SemanticCache {
 
   // Drops every entry whose tag equals `tag` (e.g. a knowledge-base article that changed).
   size_t InvalidateTag(std::string_view tag);
+  // Drops every entry whose tag, read as a `separator`-separated list, contains `item` (an
+  // answer built from several articles is tagged "kb:a|kb:b").
+  size_t InvalidateTagItem(std::string_view item, char separator = '|');
 
   void set_threshold(double t);
   double threshold() const;
@@ -143,6 +146,8 @@ class SemanticCache {
   };
   std::string StoreKey(uint64_t key) const;
   void DropLocked(uint32_t id);
+  template <class Pred>
+  size_t DropIf(Pred pred);
 
   SemanticCacheConfig config_;
   std::shared_ptr<const FeatureSpace> space_;
