@@ -16,6 +16,7 @@
 #include "audio/vad.h"
 #include "common/config.h"
 #include "engine/engine.h"
+#include "llm/llm_config.h"
 #include "pipeline/call_config.h"
 #include "tts/synthesizer.h"
 
@@ -42,6 +43,7 @@ struct HotlineConfig {
   asr::AsrConfig asr;
   tts::TtsConfig tts;
   engine::EngineConfig engine;
+  llm::LlmConfig llm;
   answer::AnswererConfig answer;
   answer::StoreConfig store;
   pipeline::CallConfig call;
@@ -54,6 +56,7 @@ struct HotlineConfig {
     v.Section("asr", asr);
     v.Section("tts", tts);
     v.Section("engine", engine);
+    v.Section("llm", llm);
     v.Section("answer", answer);
     v.Section("store", store);
     v.Section("call", call);
