@@ -80,18 +80,25 @@ double Percentile(std::vector<double> v, double p) {
   return v[lo] + (v[hi] - v[lo]) * (idx - lo);
 }
 
+VadConfig g_vad;  // the VAD settings under test (defaults unless flags change them)
+
 struct Turn {
   std::vector<int16_t> samples;  // at the channel rate
   int rate = 16000;
   double snr_db = 0;
   std::vector<bool> labels;
   int64_t true_end_ms = 0;
+  // The inserted 300 ms pause: from the first clip's last speech frame to the second clip's
+  // first speech frame (reference labels), in ms.
+  int64_t pause_from_ms = 0;
+  int64_t pause_to_ms = 0;
 };
 
 struct Totals {
   int64_t tp = 0, fp = 0, fn = 0;
   std::vector<double> delays;
   int premature = 0, missed = 0, turns = 0;
+  int cut_in_pause = 0;  // of the premature turns: cut at the inserted 300 ms pause
 };
 
 void Evaluate(const Turn& t, const VadConfig& vc, const EndpointerConfig& ec, bool hint, Totals& tot) {
@@ -111,7 +118,14 @@ void Evaluate(const Turn& t, const VadConfig& vc, const EndpointerConfig& ec, bo
     if (ended) continue;
     if (u.event == EndpointEvent::kEndOfTurn || u.event == EndpointEvent::kMaxLength) {
       if (u.now_ms < t.true_end_ms) {
-        if (!cut) ++tot.premature;  // count each turn once
+        if (!cut) {  // count each turn once
+          ++tot.premature;
+          // The silence that ended the turn began at the last speech frame.
+          const int64_t silence_from = u.speech_end_ms;
+          if (silence_from >= t.pause_from_ms - 200 && silence_from <= t.pause_to_ms) {
+            ++tot.cut_in_pause;
+          }
+        }
         cut = true;
       } else {
         tot.delays.push_back(static_cast<double>(u.now_ms - t.true_end_ms));
@@ -128,7 +142,13 @@ int main(int argc, char** argv) {
   std::vector<int> trailing;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--trailing-ms") == 0) trailing.push_back(std::atoi(argv[++i]));
+    else if (std::strcmp(argv[i], "--threshold-db") == 0) g_vad.threshold_db = std::atof(argv[++i]);
+    else if (std::strcmp(argv[i], "--hysteresis-db") == 0) g_vad.hysteresis_db = std::atof(argv[++i]);
+    else if (std::strcmp(argv[i], "--hangover-ms") == 0) g_vad.hangover_ms = std::atoi(argv[++i]);
+    else if (std::strcmp(argv[i], "--speech-noise-rise") == 0) g_vad.speech_noise_rise_db_per_s = std::atof(argv[++i]);
   }
+  std::printf("vad: threshold %.1f dB, hysteresis %.1f dB, hangover %d ms\n", g_vad.threshold_db,
+              g_vad.hysteresis_db, g_vad.hangover_ms);
   if (trailing.empty()) trailing = {300, 400, 500};
 
   std::vector<std::string> files = {"goforward.raw", "something.raw"};
@@ -154,9 +174,18 @@ int main(int argc, char** argv) {
           labels.insert(labels.end(), c.labels.begin(), c.labels.end());
         };
         append(a);
+        auto last_speech_ms = [&] {
+          return static_cast<int64_t>(labels.size() -
+                                      (std::find(labels.rbegin(), labels.rend(), true) -
+                                       labels.rbegin())) * 20;
+        };
+        const int64_t pause_from_ms = last_speech_ms();
         clean.insert(clean.end(), 4800, 0);
         labels.insert(labels.end(), 15, false);
+        const size_t b_from = labels.size();
         append(b);
+        const int64_t pause_to_ms = static_cast<int64_t>(
+            b_from + (std::find(labels.begin() + b_from, labels.end(), true) - labels.begin() - b_from)) * 20;
         size_t last = labels.size() - (std::find(labels.rbegin(), labels.rend(), true) - labels.rbegin());
         int64_t true_end_ms = static_cast<int64_t>(last) * 20;
         clean.insert(clean.end(), 32000, 0);
@@ -190,27 +219,47 @@ int main(int argc, char** argv) {
         for (size_t k = 0; k < clean.size(); ++k) {
           noisy[k] = SaturateToInt16(static_cast<int32_t>(std::lrint(clean[k] + noise[k] / norm * noise_rms)));
         }
-        turns.push_back({noisy, 16000, snr_db, labels, true_end_ms});
+        turns.push_back({noisy, 16000, snr_db, labels, true_end_ms, pause_from_ms, pause_to_ms});
         auto narrow = Resample(AudioView(noisy, 16000), 8000);
         std::vector<uint8_t> mu(narrow->samples.size());
         EncodeMulaw(narrow->samples, mu);
         DecodeMulaw(mu, narrow->samples);
-        turns.push_back({narrow->samples, 8000, snr_db, labels, true_end_ms});
+        turns.push_back({narrow->samples, 8000, snr_db, labels, true_end_ms, pause_from_ms, pause_to_ms});
       }
     }
   }
 
   std::printf("%zu turns (%zu clips x SNR 60 (clean)/20/15/10 dB x 2 noises x {16 kHz, 8 kHz mu-law}), 300 ms pause inside each\n",
               turns.size(), clips.size());
-  std::printf("%-28s %9s %9s %9s %9s %9s %9s\n", "config", "precision", "recall", "eot_p50", "eot_p95",
-              "premature", "missed");
-  std::printf("(eot = end-of-turn delay after the true end of speech; premature/missed count turns)\n");
+  // The clips' own pauses (reference labels): a silence-based endpointer must cut inside any
+  // pause longer than its trailing silence, so those are told apart from the inserted one.
+  for (size_t i = 0; i < clips.size(); ++i) {
+    const auto& l = clips[i].labels;
+    int longest = 0, run = 0;
+    bool seen = false;
+    for (bool b : l) {
+      if (b) {
+        if (seen) longest = std::max(longest, run);
+        seen = true;
+        run = 0;
+      } else {
+        ++run;
+      }
+    }
+    std::printf("clip %-58s %5.1f s, longest inner pause %4d ms\n", files[i].c_str(),
+                l.size() * 0.02, longest * 20);
+  }
+  std::printf("%-28s %9s %9s %9s %9s %9s %9s %9s\n", "config", "precision", "recall", "eot_p50", "eot_p95",
+              "premature", "at_300ms", "missed");
+  std::printf("(eot = end-of-turn delay after the true end of speech; premature/missed count turns;\n"
+              " at_300ms: of the premature turns, those cut at the inserted 300 ms pause, the rest\n"
+              " were cut inside a clip's own longer pause)\n");
   for (double snr : {0.0, 60.0, 20.0, 15.0, 10.0}) {
   if (snr > 0) std::printf("-- SNR %.0f dB only (%zu turns)\n", snr, turns.size() / 4);
   for (int t : trailing) {
     if (snr > 0 && t != EndpointerConfig{}.trailing_silence_ms) continue;
     for (bool hint : {false, true}) {
-      VadConfig vc;
+      VadConfig vc = g_vad;
       EndpointerConfig ec;
       ec.trailing_silence_ms = t;
       ec.complete_silence_ms = std::min(ec.complete_silence_ms, t);
@@ -220,10 +269,10 @@ int main(int argc, char** argv) {
       }
       char name[64];
       std::snprintf(name, sizeof name, "trailing=%d%s", t, hint ? " +hint(240)" : "");
-      std::printf("%-28s %9.3f %9.3f %7.0fms %7.0fms %9d %9d\n", name,
+      std::printf("%-28s %9.3f %9.3f %7.0fms %7.0fms %9d %9d %9d\n", name,
                   static_cast<double>(tot.tp) / (tot.tp + tot.fp),
                   static_cast<double>(tot.tp) / (tot.tp + tot.fn), Percentile(tot.delays, 0.5),
-                  Percentile(tot.delays, 0.95), tot.premature, tot.missed);
+                  Percentile(tot.delays, 0.95), tot.premature, tot.cut_in_pause, tot.missed);
     }
   }
   }
