@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "answer/answer_stack.h"
 #include "answer/answerer.h"
 #include "answer/knowledge_base.h"
 #include "answer/result_cache.h"
@@ -84,24 +85,14 @@ int RunDemo(std::span<const std::string> argv) {
   if (!synth.ok()) return Fail(synth.status().WithContext("speech synthesizer"));
   std::filesystem::path kb_path = out_dir / "kb.sqlite";
   std::filesystem::remove(kb_path, ec);
-  auto kb = answer::KnowledgeBase::Open(kb_path.string(), /*create=*/true);
-  if (!kb.ok()) return Fail(kb.status().WithContext("knowledge base"));
-  auto imported = (*kb)->ImportFile(kb_csv);
-  if (!imported.ok()) return Fail(imported.status().WithContext("knowledge base import"));
-  auto store = answer::Store::Create(cfg->store);
-  if (!store.ok()) return Fail(store.status().WithContext("answer store"));
-  answer::ResultCache l3(**store, cfg->answer.l3);
-  answer::AnswererParts parts;
-  parts.understand = [](std::string_view turn) -> Result<answer::Question> {
-    answer::Understanding u = answer::Understand(turn);
-    answer::Question q;
-    q.text = u.redacted;
-    return q;
-  };
-  parts.l3 = &l3;
-  parts.kb = kb->get();
-  auto answerer = answer::Answerer::Create(cfg->answer, std::move(parts));
-  if (!answerer.ok()) return Fail(answerer.status().WithContext("answerer"));
+  // The whole answering chain (intent templates, semantic cache, result cache, knowledge base,
+  // account tools) in one call; no language model on the embedded defaults.
+  answer::AnswerStackOptions stack_options;
+  stack_options.kb_path = kb_path.string();
+  stack_options.kb_csv = kb_csv;
+  auto stack = answer::AnswerStack::Build(cfg->answer, cfg->store, stack_options);
+  if (!stack.ok()) return Fail(stack.status().WithContext("answer stack"));
+  answer::Answerer* answerer = &(*stack)->answerer();
 
   // The caller's recording.
   auto caller_audio = MakeCallerAudio(**synth, question);
@@ -149,7 +140,7 @@ int RunDemo(std::span<const std::string> argv) {
     if (!final.ok()) return Fail(final.status().WithContext("recognition"));
     auto since_eot = [&] { return MillisBetween(eot_wall, SystemClock::Get().Now()); };
     ledger.asr_final_ms = since_eot();
-    auto answer = (*answerer)->Answer(final->text, caller);
+    auto answer = answerer->Answer(final->text, caller);
     if (!answer.ok()) return Fail(answer.status().WithContext("answer"));
     ledger.answered_ms = since_eot();
     std::vector<int16_t> reply;
