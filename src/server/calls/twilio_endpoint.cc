@@ -1,0 +1,285 @@
+#include "server/calls/twilio_endpoint.h"
+
+#include <algorithm>
+#include <mutex>
+#include <string_view>
+#include <utility>
+
+#include "audio/g711.h"
+#include "audio/resampler.h"
+#include "common/log.h"
+#include "transport/twilio/media_streams.h"
+#include "tts/synthesizer.h"
+
+namespace hotline::server {
+
+namespace twilio = transport::twilio;
+
+namespace {
+
+constexpr int kTelephoneRateHz = 8000;
+constexpr std::string_view kBusyMark = "hotline-over-capacity";
+// Audio per outbound media message when the endpoint itself speaks (over capacity): 200 ms.
+constexpr size_t kBusyChunkBytes = 1600;
+
+}  // namespace
+
+Status TwilioConfig::Validate() const {
+  if (max_calls < 1 || max_calls > 100000) {
+    return InvalidArgumentError("max_calls must be in [1, 100000], got " + std::to_string(max_calls));
+  }
+  if (over_capacity_text.empty() || over_capacity_text.size() > 1000) {
+    return InvalidArgumentError("over_capacity_text must be 1..1000 characters");
+  }
+  return Status::Ok();
+}
+
+struct TwilioEndpoint::Shared {
+  const pipeline::CallResources* resources = nullptr;
+  TwilioConfig config;
+  std::string busy_mulaw;  // over_capacity_text, 8 kHz μ-law
+  std::atomic<int> active{0};
+  Counter* calls = nullptr;
+  Counter* over_capacity = nullptr;
+  Counter* protocol_errors = nullptr;
+  Counter* transfers = nullptr;
+  Gauge* active_gauge = nullptr;
+};
+
+namespace {
+
+// The session's way back to the caller: queues Twilio messages on the WebSocket.
+class TwilioSink final : public pipeline::CallSink {
+ public:
+  TwilioSink(std::shared_ptr<WebSocketConnection> ws, std::string stream_sid, std::string call_id,
+             Counter* transfers)
+      : ws_(std::move(ws)),
+        stream_sid_(std::move(stream_sid)),
+        call_id_(std::move(call_id)),
+        transfers_(transfers) {}
+
+  void SendAudio(std::span<const uint8_t> payload) override {
+    std::string_view bytes(reinterpret_cast<const char*>(payload.data()), payload.size());
+    Send(twilio::EncodeMedia(stream_sid_, bytes));
+  }
+  void SendMark(std::string_view name) override { Send(twilio::EncodeMark(stream_sid_, name)); }
+  void Clear() override { Send(twilio::EncodeClear(stream_sid_)); }
+  void Hangup(std::string_view reason) override {
+    HLOG_INFO("call {}: agent hung up ({})", call_id_, reason);
+    ws_->Close(kCloseNormal, "hangup: " + std::string(reason));
+  }
+  void Transfer(std::string_view reason) override {
+    HLOG_INFO("call {}: transfer to an agent ({})", call_id_, reason);
+    transfers_->Increment();
+    // Closing the stream lets Twilio continue with the TwiML after <Connect> (the agents' queue).
+    ws_->Close(kCloseNormal, "transfer: " + std::string(reason));
+  }
+  void Event(std::string_view type, std::string_view json) override {
+    HLOG_DEBUG("call {}: {} {}", call_id_, type, json);
+  }
+
+ private:
+  void Send(std::string message) {
+    Status s = ws_->SendText(std::move(message));
+    if (!s.ok() && !ws_->closed()) {
+      HLOG_WARN("call {}: outbound message dropped: {}", call_id_, s.message());
+    }
+  }
+
+  std::shared_ptr<WebSocketConnection> ws_;
+  const std::string stream_sid_;
+  const std::string call_id_;
+  Counter* transfers_;
+};
+
+class TwilioCallHandler final : public WebSocketHandler {
+ public:
+  TwilioCallHandler(std::shared_ptr<TwilioEndpoint::Shared> shared,
+                    std::shared_ptr<WebSocketConnection> ws)
+      : shared_(std::move(shared)), ws_(std::move(ws)) {}
+
+  ~TwilioCallHandler() override { EndSession(); }
+
+  void OnMessage(std::string_view data, bool binary) override {
+    if (closing_) return;
+    if (binary) return Reject(kClosePolicy, "binary frames are not Twilio Media Streams messages");
+    Status s = decoder_.Decode(data, message_);
+    if (!s.ok()) {
+      return Reject(s.code() == StatusCode::kResourceExhausted ? kCloseTooBig : kClosePolicy,
+                    s.message());
+    }
+    switch (message_.event) {
+      case twilio::EventType::kConnected:
+      case twilio::EventType::kUnknown:
+        return;
+      case twilio::EventType::kStart:
+        return OnStart();
+      case twilio::EventType::kMedia:
+        if (session_ != nullptr) {
+          const auto* p = reinterpret_cast<const uint8_t*>(message_.payload.data());
+          Status pushed = session_->PushAudio(std::span<const uint8_t>(p, message_.payload.size()),
+                                              pipeline::MediaFormat{});
+          // A full queue drops 20 ms and is counted by the session; a bad payload ends the call.
+          if (!pushed.ok() && pushed.code() == StatusCode::kInvalidArgument) {
+            return Reject(kClosePolicy, pushed.message());
+          }
+        }
+        return;
+      case twilio::EventType::kDtmf:
+        if (session_ != nullptr) {
+          Status pushed = session_->PushDtmf(message_.digit);
+          if (!pushed.ok()) HLOG_DEBUG("call {}: dtmf ignored: {}", call_id_, pushed.message());
+        }
+        return;
+      case twilio::EventType::kMark:
+        if (session_ != nullptr) session_->MarkPlayed(message_.mark_name);
+        if (over_capacity_ && message_.mark_name == kBusyMark) {
+          closing_ = true;
+          ws_->Close(kCloseNormal, "over capacity");
+        }
+        return;
+      case twilio::EventType::kStop:
+        EndSession();
+        closing_ = true;
+        ws_->Close(kCloseNormal, "stream stopped");
+        return;
+    }
+  }
+
+  void OnClose(uint16_t code, std::string_view reason) override {
+    if (session_ != nullptr) {
+      HLOG_INFO("call {}: stream closed ({} {})", call_id_, code, reason);
+    }
+    EndSession();
+  }
+
+ private:
+  void OnStart() {
+    if (session_ != nullptr || over_capacity_) return Reject(kClosePolicy, "a second start event");
+    const auto& f = message_.media_format;
+    if (f.encoding != "audio/x-mulaw" || f.sample_rate_hz != kTelephoneRateHz || f.channels != 1) {
+      return Reject(kClosePolicy, "unsupported media format " + f.encoding + " " +
+                                      std::to_string(f.sample_rate_hz) + " Hz " +
+                                      std::to_string(f.channels) +
+                                      " channel(s); Hotline takes audio/x-mulaw 8000 Hz mono");
+    }
+    call_id_ = message_.call_sid.empty() ? message_.stream_sid : message_.call_sid;
+    if (shared_->active.fetch_add(1) >= shared_->config.max_calls) {
+      shared_->active.fetch_sub(1);
+      shared_->over_capacity->Increment();
+      HLOG_WARN("call {}: over capacity ({} calls), turned away", call_id_,
+                shared_->config.max_calls);
+      over_capacity_ = true;
+      const std::string& audio = shared_->busy_mulaw;
+      for (size_t i = 0; i < audio.size(); i += kBusyChunkBytes) {
+        (void)ws_->SendText(twilio::EncodeMedia(
+            message_.stream_sid, std::string_view(audio).substr(i, kBusyChunkBytes)));
+      }
+      (void)ws_->SendText(twilio::EncodeMark(message_.stream_sid, kBusyMark));
+      return;
+    }
+    counted_ = true;
+    shared_->active_gauge->Set(shared_->active.load());
+    shared_->calls->Increment();
+
+    pipeline::CallInfo info;
+    info.call_id = call_id_;
+    for (const auto& name : shared_->config.caller_id_parameters) {
+      auto it = std::find_if(message_.custom_parameters.begin(), message_.custom_parameters.end(),
+                             [&](const auto& kv) { return kv.first == name; });
+      if (it != message_.custom_parameters.end() && !it->second.empty()) {
+        info.caller_id = it->second;
+        break;
+      }
+    }
+    auto sink = std::make_shared<TwilioSink>(ws_, message_.stream_sid, call_id_,
+                                             shared_->transfers);
+    auto session = pipeline::CallSession::Create(*shared_->resources, std::move(info), sink);
+    if (!session.ok()) {
+      HLOG_ERROR("call {}: cannot open a session: {}", call_id_, session.status().ToString());
+      closing_ = true;
+      ws_->Close(kCloseInternalError, "cannot open the call: " + session.status().message());
+      EndSession();
+      return;
+    }
+    session_ = std::move(*session);
+    HLOG_INFO("call {}: started (stream {})", call_id_, message_.stream_sid);
+    session_->Start();
+  }
+
+  void Reject(uint16_t code, std::string reason) {
+    shared_->protocol_errors->Increment();
+    HLOG_WARN("call {}: closing the stream: {}", call_id_.empty() ? ws_->remote() : call_id_,
+              reason);
+    closing_ = true;
+    ws_->Close(code, std::move(reason));
+    EndSession();
+  }
+
+  // Hangs the session up (never blocks) and gives back its place.
+  void EndSession() {
+    if (session_ != nullptr) {
+      session_->Hangup();
+      session_.reset();
+    }
+    if (counted_) {
+      counted_ = false;
+      shared_->active.fetch_sub(1);
+      shared_->active_gauge->Set(shared_->active.load());
+    }
+  }
+
+  std::shared_ptr<TwilioEndpoint::Shared> shared_;
+  std::shared_ptr<WebSocketConnection> ws_;
+  twilio::MediaStreamDecoder decoder_;
+  twilio::InboundMessage message_;  // reused: steady-state media does not allocate
+  std::unique_ptr<pipeline::CallSession> session_;
+  std::string call_id_;
+  bool counted_ = false;
+  bool over_capacity_ = false;
+  bool closing_ = false;
+};
+
+Result<std::string> SynthesizeMulaw(const pipeline::CallResources& resources, std::string_view text) {
+  ASSIGN_OR_RETURN(auto synth, resources.make_synthesizer());
+  ASSIGN_OR_RETURN(audio::AudioBuffer speech, tts::SynthesizeToBuffer(*synth, text));
+  ASSIGN_OR_RETURN(audio::AudioBuffer narrow,
+                   audio::Resample(audio::AudioView(speech.samples, speech.sample_rate_hz),
+                                   kTelephoneRateHz, resources.resampler));
+  std::string mulaw(narrow.samples.size(), '\0');
+  audio::EncodeMulaw(narrow.samples,
+                     std::span<uint8_t>(reinterpret_cast<uint8_t*>(mulaw.data()), mulaw.size()));
+  return mulaw;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TwilioEndpoint>> TwilioEndpoint::Create(
+    const pipeline::CallResources& resources, TwilioConfig config, MetricsRegistry* metrics) {
+  RETURN_IF_ERROR(config.Validate());
+  RETURN_IF_ERROR(resources.Validate());
+  auto shared = std::make_shared<Shared>();
+  shared->resources = &resources;
+  ASSIGN_OR_RETURN(shared->busy_mulaw, SynthesizeMulaw(resources, config.over_capacity_text));
+  shared->config = std::move(config);
+  MetricsRegistry& m = metrics != nullptr ? *metrics : MetricsRegistry::Global();
+  shared->calls = &m.GetCounter("hotline_twilio_calls_total", "Twilio calls answered");
+  shared->over_capacity = &m.GetCounter("hotline_twilio_over_capacity_total",
+                                        "Twilio calls turned away over twilio.max_calls");
+  shared->protocol_errors = &m.GetCounter("hotline_twilio_protocol_errors_total",
+                                          "Twilio streams closed for malformed input");
+  shared->transfers = &m.GetCounter("hotline_twilio_transfers_total",
+                                    "Twilio calls handed to a human agent");
+  shared->active_gauge = &m.GetGauge("hotline_twilio_active_calls", "Twilio calls in progress");
+  return std::unique_ptr<TwilioEndpoint>(new TwilioEndpoint(std::move(shared)));
+}
+
+WebSocketFactory TwilioEndpoint::Factory() {
+  std::shared_ptr<Shared> shared = shared_;
+  return [shared](const Request&, std::shared_ptr<WebSocketConnection> ws)
+             -> Result<std::unique_ptr<WebSocketHandler>> {
+    return std::unique_ptr<WebSocketHandler>(new TwilioCallHandler(shared, std::move(ws)));
+  };
+}
+
+}  // namespace hotline::server

@@ -1,0 +1,81 @@
+// TwilioEndpoint: Twilio Media Streams calls on a WebSocket path (`/twilio`), each one a
+// pipeline::CallSession.
+//
+//   auto twilio = TwilioEndpoint::Create(stack.resources(), config.twilio);
+//   server->HandleWebSocket("/twilio", (*twilio)->Factory());
+//
+// Per connection: `connected` is noted; `start` checks the media format (8 kHz mono μ-law), takes
+// the caller's number from the stream's custom parameters (TwiML `<Parameter name="caller"
+// value="{{From}}"/>`), opens a CallSession and speaks the greeting; `media` payloads go to
+// CallSession::PushAudio, `dtmf` to PushDtmf, `mark` to MarkPlayed; `stop` or the socket closing
+// hangs the session up. The session talks back through a sink that turns its audio into `media`
+// messages followed by a `mark` per chunk, barge-in into `clear`, and hang-up / transfer into a
+// normal close of the stream with the reason: with `<Connect><Stream>`, Twilio then carries on
+// with the TwiML after `<Connect>` (a `<Dial>` to the agents' queue for a transfer).
+//
+// Bad input closes that call only: binary frames, malformed JSON, bad base64, wrong types,
+// oversized messages, media before `start`, an unsupported media format — each closes the socket
+// with 1008 (policy) or 1009 (too big) and the decoder's message as the reason, logged and counted.
+//
+// Capacity: at most `max_calls` sessions at once; a call over it hears `over_capacity_text`
+// (synthesized once at Create) and is closed when Twilio reports it played (its mark), without
+// a session.
+//
+// Thread-safety: the factory and handlers run on the server's I/O threads, one connection's
+// events at a time; sessions call the sink from their workers (it only queues on the socket).
+// Nothing here blocks an I/O thread but CallSession::Create (per-call state: a synthesizer and
+// resamplers, a few ms).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/metrics.h"
+#include "common/status.h"
+#include "pipeline/call_session.h"
+#include "server/http_types.h"
+
+namespace hotline::server {
+
+struct TwilioConfig {
+  // Calls served at once. Over it a caller hears over_capacity_text and is let go: a clear
+  // answer instead of every call slowing down. Size it from the call benchmark (docs/pipeline.md).
+  int max_calls = 32;
+  std::string over_capacity_text =
+      "All our lines are busy right now. Please call again in a few minutes. Goodbye.";
+  // Custom parameters of `start` read, in order, for the caller's number (the tools' caller
+  // identification). Empty: the caller is anonymous.
+  std::vector<std::string> caller_id_parameters = {"caller", "From", "from", "caller_id"};
+
+  template <class V>
+  void Visit(V& v) {
+    v.Field("max_calls", max_calls, "Concurrent Twilio calls at most");
+    v.Field("over_capacity_text", over_capacity_text, "Said to a call over max_calls");
+    v.Field("caller_id_parameters", caller_id_parameters,
+            "start.customParameters names holding the caller's number");
+  }
+  Status Validate() const;
+};
+
+class TwilioEndpoint {
+ public:
+  // `resources` (and what they point to) must outlive the endpoint and every connection.
+  static Result<std::unique_ptr<TwilioEndpoint>> Create(const pipeline::CallResources& resources,
+                                                        TwilioConfig config,
+                                                        MetricsRegistry* metrics = nullptr);
+
+  // The WebSocket factory for HttpServer::HandleWebSocket.
+  WebSocketFactory Factory();
+
+  int active_calls() const { return shared_->active.load(); }
+
+  struct Shared;  // state the connections share (outlives the endpoint while calls run)
+
+ private:
+  explicit TwilioEndpoint(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
+  std::shared_ptr<Shared> shared_;
+};
+
+}  // namespace hotline::server
