@@ -78,6 +78,83 @@ bool FollowsPinKeyword(std::string_view text, size_t pos) {
   return false;
 }
 
+// A digit said as a word ("four", "oh" inside a run, "double" before a digit) or written alone
+// ("4" between spaces). Returns how many digits it stands for (0: not a digit token) and sets
+// `end` past it.
+int DigitToken(std::string_view t, size_t i, bool in_run, size_t* end) {
+  if (i >= t.size() || (i > 0 && IsAlnum(t[i - 1]))) return 0;
+  size_t j = i;
+  while (j < t.size() && IsAlnum(t[j])) ++j;
+  *end = j;
+  std::string_view w = t.substr(i, j - i);
+  if (w.size() == 1 && IsDigit(w[0])) return 1;
+  if (w.size() > 6) return 0;
+  char low[8] = {};
+  for (size_t k = 0; k < w.size(); ++k) low[k] = static_cast<char>(std::tolower(static_cast<unsigned char>(w[k])));
+  const std::string_view lw(low, w.size());
+  static constexpr std::array<std::string_view, 10> kDigits = {
+      "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"};
+  for (std::string_view d : kDigits) {
+    if (lw == d) return 1;
+  }
+  if (in_run && (lw == "oh" || lw == "o")) return 1;
+  if (lw == "double") return 1;  // "double five": the digit that follows counts once more
+  if (lw == "triple") return 2;
+  return 0;
+}
+
+// A run of digits said one by one ("one two three four", "4 8 2 1", "four, eight, two, one")
+// starting at `i`: the number of digits and the end of its last token (0 digits: no run).
+int SpokenDigitRun(std::string_view t, size_t i, size_t* run_end) {
+  int digits = 0;
+  int tokens = 0;
+  size_t j = i;
+  for (;;) {
+    size_t end = 0;
+    const int d = DigitToken(t, j, tokens > 0, &end);
+    if (d == 0) break;
+    digits += d;
+    ++tokens;
+    *run_end = end;
+    size_t k = end;
+    int seps = 0;
+    while (k < t.size() && seps < 3 && (t[k] == ' ' || t[k] == ',' || t[k] == '-' || t[k] == '.')) {
+      ++k;
+      ++seps;
+    }
+    if (seps == 0) break;
+    j = k;
+  }
+  return tokens >= 2 ? digits : 0;
+}
+
+// Replaces digits said one by one: a run of 4 or more is a code (PIN, or a longer account or
+// card number: <number>); 3 after a PIN keyword is a PIN too.
+std::string RedactSpokenDigits(std::string_view t, PiiCounts& counts) {
+  std::string out;
+  out.reserve(t.size());
+  size_t i = 0;
+  while (i < t.size()) {
+    if (i == 0 || !IsAlnum(t[i - 1])) {
+      size_t end = 0;
+      const int n = SpokenDigitRun(t, i, &end);
+      if (n >= 4 || (n >= 3 && FollowsPinKeyword(t, i))) {
+        if (n <= 8) {
+          out += "<pin>";
+          ++counts.pins;
+        } else {
+          out += "<number>";
+          ++counts.numbers;
+        }
+        i = end;
+        continue;
+      }
+    }
+    out.push_back(t[i++]);
+  }
+  return out;
+}
+
 struct Span {
   size_t begin = 0, end = 0;  // [begin, end) in the text
   std::string digits;
@@ -162,7 +239,7 @@ bool LuhnValid(std::string_view digits) {
 std::string RedactPii(std::string_view text, PiiCounts* counts_out) {
   if (text.size() > kMaxRedactInputBytes) text = text.substr(0, kMaxRedactInputBytes);
   PiiCounts counts;
-  std::string t = RedactEmails(text, counts);
+  std::string t = RedactSpokenDigits(RedactEmails(text, counts), counts);
   std::string out;
   out.reserve(t.size());
   size_t i = 0;

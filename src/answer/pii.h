@@ -9,6 +9,9 @@
 //   <pin>     3-8 digits after "pin", "passcode", "password" or "security code" (with "is",
 //             "number", ":" between);
 //   <number>  any other run of 6 or more digits (account numbers, failed-Luhn card numbers).
+// Digits said one by one, in words or as single figures ("one two three four", "4 8 2 1",
+// "four, oh, double two"), as ASR and callers give PINs: a run of 4 to 8 is <pin> (3 after a PIN
+// keyword), a longer run <number>; raw turns are therefore safe to log before normalization.
 // Shorter numbers (amounts, dates, "2 cards") are kept. Works on raw text and on NormalizeText
 // output alike (spoken digits become digits in normalization, so spoken PINs are caught there).
 //

@@ -50,6 +50,31 @@ TEST(Pii, PinsAndLongDigits) {
   EXPECT_EQ(RedactPii("order a1234567"), "order a<number>");
 }
 
+TEST(Pii, SpokenPinDigits) {
+  PiiCounts c;
+  EXPECT_EQ(RedactPii("my pin is one two three four", &c), "my pin is <pin>");
+  EXPECT_EQ(c.pins, 1);
+  EXPECT_EQ(RedactPii("Four eight two one."), "<pin>.");
+  EXPECT_EQ(RedactPii("four, eight, two, one. Again: 4 8 2 1"), "<pin>. Again: <pin>");
+  EXPECT_EQ(RedactPii("it's nine oh double five"), "it's <pin>");
+  EXPECT_EQ(RedactPii("PIN: one two three"), "PIN: <pin>");
+  EXPECT_EQ(RedactPii("account one two three four five six seven eight nine", &c), "account <number>");
+  EXPECT_EQ(c.numbers, 1);
+  // Ordinary number words stay.
+  EXPECT_EQ(RedactPii("I have one card and two accounts"), "I have one card and two accounts");
+  EXPECT_EQ(RedactPii("one two three"), "one two three");
+  EXPECT_EQ(RedactPii("oh no, one more thing"), "oh no, one more thing");
+  EXPECT_EQ(RedactPii("someone two threes"), "someone two threes");
+  EXPECT_EQ(RedactPii("on march 3 4 2024"), "on march 3 4 2024");
+}
+
+TEST(Pii, LoggedTurnsCarryNoSpokenPin) {
+  const Redactor redact = MakePiiLogRedactor();
+  const std::string line = redact("turn heard: \"yes my pin is four eight two one\"");
+  EXPECT_EQ(line.find("four eight"), std::string::npos) << line;
+  EXPECT_NE(line.find("<pin>"), std::string::npos);
+}
+
 TEST(Pii, OrdinaryNumbersKept) {
   EXPECT_EQ(RedactPii("I paid 250.75 dollars on march 12 2024"),
             "I paid 250.75 dollars on march 12 2024");
