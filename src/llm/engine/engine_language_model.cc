@@ -340,6 +340,29 @@ void EngineLanguageModel::SchedulerLoop() {
   }
 }
 
+void EngineLanguageModel::MakeRoom(int seq, int n_tokens) {
+  const uint64_t budget = config_.engine.kv_cache_bytes;
+  if (budget == 0) return;
+  const engine::KvCache& kv = engine_->kv_cache();
+  const int64_t bt = kv.block_tokens();
+  const int64_t tokens = std::min<int64_t>(n_tokens, engine_->max_seq_len());
+  const int64_t blocks_needed = (tokens + bt - 1) / bt - (kv.Capacity(seq) + bt - 1) / bt;
+  if (blocks_needed <= 0) return;
+  const uint64_t need = static_cast<uint64_t>(blocks_needed * bt * kv.layout().row_bytes() * 2 *
+                                              kv.layout().n_layer);
+  // The KV budget (engine.kv_cache_bytes) held by idle cached conversations is given back, least
+  // recently used first: a waiting caller matters more than keeping them warm.
+  while (kv.bytes_in_use() + need > budget) {
+    auto lru = cached_.end();
+    for (auto it = cached_.begin(); it != cached_.end(); ++it) {
+      if (it->seq != seq && (lru == cached_.end() || it->last_used < lru->last_used)) lru = it;
+    }
+    if (lru == cached_.end()) return;  // nothing left to free: the engine will say so
+    engine_->RemoveSequence(lru->seq);
+    cached_.erase(lru);
+  }
+}
+
 void EngineLanguageModel::Touch(int seq) {
   for (CachedSequence& c : cached_) {
     if (c.seq == seq) c.last_used = ++tick_;
@@ -424,8 +447,9 @@ void EngineLanguageModel::RunGenerate(Job& job) {
   stats.cached_prompt_tokens = reused;
   const size_t last = job.prompt.size() - 1;
   size_t fed = 0;
-  if (Status s = FeedRange(*seq, job.prompt, static_cast<size_t>(reused), last, stop_now, &fed);
-      !s.ok()) {
+  MakeRoom(*seq, static_cast<int>(job.prompt.size()) + job.sampling.max_tokens);
+  Status s = FeedRange(*seq, job.prompt, static_cast<size_t>(reused), last, stop_now, &fed);
+  if (!s.ok()) {
     job.error = s.WithContext("prompt processing");
     return;
   }

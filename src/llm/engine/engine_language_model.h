@@ -97,6 +97,9 @@ class EngineLanguageModel final : public LanguageModel {
   Status FeedRange(int seq, const std::vector<int32_t>& prompt, size_t from, size_t to,
                    StopFn stop, size_t* fed);
   void Touch(int seq);
+  // With a KV budget: frees idle cached sequences (LRU first, never `seq`) until `seq` can grow
+  // to n_tokens.
+  void MakeRoom(int seq, int n_tokens);
   Status Enqueue(const std::shared_ptr<Job>& job);
   void Deliver(Job& job, std::string text);
 

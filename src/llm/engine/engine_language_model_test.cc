@@ -355,6 +355,32 @@ TEST_F(EngineLmTest, ConcurrentCallsFromFourThreadsAllComplete) {
   EXPECT_EQ(lm->counters().requests, 12u);
 }
 
+TEST_F(EngineLmTest, IdleCachedConversationsGiveWayWhenTheKvBudgetIsFull) {
+  // stories260K in f32: 5 layers x 4 KV heads x 8 dims x 4 bytes x (K + V) = 1280 bytes per
+  // token; blocks of 16 tokens = 20480 bytes. Room for one conversation, not two.
+  GenerateRequest a = Ask("Tell me about a cat.", 30);
+  GenerateRequest b = Ask("Tell me about a big blue boat on the sea.", 30);
+  b.messages[0].content = "You are a kind storyteller for children.";
+  auto blocks = [&](const GenerateRequest& r) {
+    auto m = Make(Config(stories_));
+    return (static_cast<int>(m->EncodeMessages(r.messages, true)->size()) + r.max_tokens + 15) / 16;
+  };
+  const int need_a = blocks(a), need_b = blocks(b);
+  LlmEngineConfig cfg = Config(stories_);
+  cfg.engine.kv_block_tokens = 16;
+  cfg.engine.kv_cache_bytes = static_cast<uint64_t>(std::max(need_a, need_b) + 1) * 20480;
+  ASSERT_GT(need_a + need_b, std::max(need_a, need_b) + 1) << "both would fit: no test";
+  auto lm = Make(cfg);
+  ASSERT_TRUE(lm);
+  LmRun ra = Gen(*lm, a);
+  ASSERT_TRUE(ra.stats.ok()) << ra.stats.status();
+  LmRun rb = Gen(*lm, b);
+  ASSERT_TRUE(rb.stats.ok()) << rb.stats.status();
+  auto cold = Make(Config(stories_));
+  LmRun rb_cold = Gen(*cold, b);
+  EXPECT_EQ(rb.text, rb_cold.text);
+}
+
 TEST_F(EngineLmTest, BadRequestsAndConfigsAreClearErrors) {
   auto lm = Make(Config(stories_));
   ASSERT_TRUE(lm);
