@@ -18,6 +18,7 @@
 #include "engine/engine.h"
 #include "llm/llm_config.h"
 #include "pipeline/call_config.h"
+#include "server/server_config.h"
 #include "tts/synthesizer.h"
 
 namespace hotline {
@@ -47,6 +48,7 @@ struct HotlineConfig {
   answer::AnswererConfig answer;
   answer::StoreConfig store;
   pipeline::CallConfig call;
+  server::ServerConfig server;
 
   template <class V>
   void Visit(V& v) {
@@ -60,6 +62,7 @@ struct HotlineConfig {
     v.Section("answer", answer);
     v.Section("store", store);
     v.Section("call", call);
+    v.Section("server", server);
   }
   Status Validate() const;
 };
