@@ -14,7 +14,6 @@
 namespace hotline::pipeline {
 namespace {
 
-constexpr int kAsrRateHz = 16000;
 constexpr size_t kMaxDtmfDigits = 32;
 
 std::string Redacted(std::string_view text) {
@@ -88,22 +87,21 @@ Result<std::unique_ptr<CallSession>> CallSession::Create(const CallResources& re
   RETURN_IF_ERROR(resources.Validate());
   RETURN_IF_ERROR(info.format.Validate());
   if (sink == nullptr) return InvalidArgumentError("call session needs a sink");
-  ASSIGN_OR_RETURN(audio::Vad vad, audio::Vad::Create(resources.vad, kAsrRateHz));
-  ASSIGN_OR_RETURN(audio::FrameChunker chunker, audio::FrameChunker::Create(kAsrRateHz));
+  // VAD, endpointer and recognizer all take the line's own rate: the recognizer's narrowband
+  // path (resampling plus filling the empty 4-8 kHz band the wideband model expects) reads
+  // telephone audio far better than audio upsampled here would be read.
+  const int in_rate = info.format.sample_rate_hz;
+  ASSIGN_OR_RETURN(audio::Vad vad, audio::Vad::Create(resources.vad, in_rate));
+  ASSIGN_OR_RETURN(audio::FrameChunker chunker, audio::FrameChunker::Create(in_rate));
   auto core = std::make_shared<Core>(resources, std::move(info), std::move(sink), std::move(vad),
                                      std::move(chunker));
-  const int in_rate = core->info.format.sample_rate_hz;
-  if (in_rate != kAsrRateHz) {
-    ASSIGN_OR_RETURN(core->in_resampler,
-                     audio::Resampler::Create(in_rate, kAsrRateHz, resources.resampler));
-  }
   ASSIGN_OR_RETURN(core->synth, resources.make_synthesizer());
   if (core->synth->sample_rate_hz() != in_rate) {
     ASSIGN_OR_RETURN(core->out_resampler, audio::Resampler::Create(core->synth->sample_rate_hz(),
                                                                    in_rate, resources.resampler));
   }
   const size_t preroll_frames = static_cast<size_t>(resources.call.preroll_ms / audio::kFrameMs);
-  core->preroll.assign(preroll_frames, std::vector<int16_t>(audio::SamplesForMs(kAsrRateHz, 20)));
+  core->preroll.assign(preroll_frames, std::vector<int16_t>(audio::SamplesForMs(in_rate, audio::kFrameMs)));
   core->metrics.calls.Increment();
   return std::unique_ptr<CallSession>(new CallSession(std::move(core)));
 }
@@ -256,16 +254,8 @@ void CallSession::Core::ProcessPayload(std::vector<uint8_t> bytes) {
       }
       break;
   }
-  std::span<const int16_t> at16 = decoded;
-  if (in_resampler) {
-    resampled.clear();
-    if (Status s = in_resampler->Process(decoded, resampled); !s.ok()) {
-      Error(-1, "resample", s);
-      return;
-    }
-    at16 = resampled;
-  }
-  chunker16.Push(at16, [this](audio::AudioView frame) { ProcessFrame(frame); });
+  chunker.Push(std::span<const int16_t>(decoded),
+               [this](audio::AudioView frame) { ProcessFrame(frame); });
 }
 
 void CallSession::Core::ProcessFrame(audio::AudioView frame) {
@@ -297,7 +287,7 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
     preroll_count = std::min(preroll_count + 1, preroll.size());
   }
   audio::EndpointUpdate u = endpointer.Push(verdict->speech);
-  in_utterance.store(endpointer.in_utterance());
+  if (u.event == audio::EndpointEvent::kSpeechStart) in_utterance.store(true);
   switch (u.event) {
     case audio::EndpointEvent::kSpeechStart: {
       silence_ms = 0;
@@ -309,7 +299,7 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
         std::lock_guard lock(mu);
         prework.reset();
       }
-      auto stream = res.recognizer->CreateStream(kAsrRateHz);
+      auto stream = res.recognizer->CreateStream(info.format.sample_rate_hz);
       if (!stream.ok()) {
         Error(-1, "asr", stream.status());
         asr.reset();
@@ -322,7 +312,7 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
       if (n == 0) s = asr->AcceptFrames(frame);
       for (size_t k = 0; k < n && s.ok(); ++k) {
         const auto& f = preroll[(preroll_next + preroll.size() - n + k) % preroll.size()];
-        s = asr->AcceptFrames(audio::AudioView(f, kAsrRateHz));
+        s = asr->AcceptFrames(audio::AudioView(f, info.format.sample_rate_hz));
       }
       if (!s.ok()) {
         Error(-1, "asr", s);
@@ -354,6 +344,9 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
       }
       break;
   }
+  // Cleared only after the end-of-turn handling has marked the agent busy, so idle() never
+  // sees a gap between the caller's turn and the agent's answer.
+  in_utterance.store(endpointer.in_utterance());
   CheckTimers();
 }
 

@@ -1,8 +1,8 @@
 // CallSession: one phone call — listening, turn-taking, answering, speaking, barge-in.
 //
 //   transport ─PushAudio─► [bounded per-call queue] ─► listen strand:
-//       decode (μ-law/PCM16) → resample to 16 kHz → 20 ms frames → VAD → endpointer
-//       → streaming ASR (with pre-roll) → at end of turn: ASR final → goodbye / agent / answer
+//       decode (μ-law/PCM16) → 20 ms frames → VAD → endpointer → streaming ASR (with pre-roll;
+//       fed at the line rate: the recognizer's narrowband path resamples and fills the band) → at end of turn: ASR final → goodbye / agent / answer
 //       → barge-in detector (caller speech over the agent's playing audio)
 //   answer strand: TurnAnswerer::Answer (blocking: caches, knowledge base, model)
 //   speak strand:  sentence chunker → text normalizer → audio cache or streaming TTS

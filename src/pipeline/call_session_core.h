@@ -2,7 +2,7 @@
 // and kept alive by every task queued for it. Private to pipeline/ (call_session*.cc).
 //
 // Ownership of the fields by thread:
-//   listen strand  — decoding, resampling, VAD, endpointer, barge-in detector, ASR stream,
+//   listen strand  — decoding, framing, VAD, endpointer, barge-in detector, ASR stream,
 //                    pre-roll, silence/DTMF timers;
 //   answer strand  — CallerSession and history;
 //   speak strand   — synthesizer, output resampler and buffers;
@@ -40,7 +40,7 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
         answerer(r.answer_pool != nullptr ? *r.answer_pool : *r.pool),
         speak(*r.pool),
         vad(std::move(v)),
-        chunker16(std::move(c)),
+        chunker(std::move(c)),
         endpointer(r.endpointer),
         barge(r.barge_in),
         caller(info.caller_id),
@@ -67,16 +67,14 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   std::atomic<uint64_t> frames_in{0}, frames_dropped{0}, frames_out{0}, errors{0};
 
   // ---- listen strand ----
-  std::unique_ptr<audio::Resampler> in_resampler;  // null when the input is 16 kHz
   std::vector<int16_t> decoded;
-  std::vector<int16_t> resampled;
   audio::Vad vad;
-  audio::FrameChunker chunker16;
+  audio::FrameChunker chunker;  // 20 ms frames at the line rate
   audio::Endpointer endpointer;
   audio::BargeInDetector barge;
   std::unique_ptr<asr::RecognizerStream> asr;
   uint64_t partial_revision = 0;
-  std::vector<std::vector<int16_t>> preroll;  // ring of 20 ms frames at 16 kHz
+  std::vector<std::vector<int16_t>> preroll;  // ring of 20 ms frames at the line rate
   size_t preroll_next = 0;
   size_t preroll_count = 0;
   int silence_ms = 0;

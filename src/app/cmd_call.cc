@@ -1,0 +1,176 @@
+// hotline call CALLER.wav: one call from a recording, through the same CallSession a phone call
+// uses. The recording (any WAV the audio module reads) is converted to 8 kHz μ-law as a phone
+// line would carry it and played into the session in 20 ms frames, in real time by default (so
+// the ledger is wall time), followed by silence while the agent replies. The agent's channel is
+// written to --out with its audio placed at the times it was sent.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/call_runner.h"
+#include "app/cli.h"
+#include "audio/wav.h"
+#include "common/log.h"
+
+namespace hotline::cli {
+
+pipeline::CallStackOptions CallStackOptionsFrom(const HotlineConfig& cfg) {
+  pipeline::CallStackOptions o;
+  o.asr = cfg.asr;
+  o.tts = cfg.tts;
+  o.answer = cfg.answer;
+  o.store = cfg.store;
+  o.call = cfg.call;
+  o.vad = cfg.speech_in.vad;
+  o.endpointer = cfg.speech_in.endpointer;
+  o.barge_in = cfg.speech_in.barge_in;
+  o.resampler = cfg.audio.resampler;
+  return o;
+}
+
+namespace {
+
+double Rel(double v, double origin) { return v < 0 ? NAN : v - origin; }
+
+double Origin(const pipeline::TurnReport& t) {
+  if (t.ledger.speech_end >= 0) return t.ledger.speech_end;
+  return t.ledger.first_sentence >= 0 ? t.ledger.first_sentence : 0;
+}
+
+}  // namespace
+
+void PrintCallReport(const pipeline::FileCallResult& r, std::FILE* out) {
+  int n = 0;
+  for (const pipeline::TurnReport& t : r.turns) {
+    ++n;
+    const double o = Origin(t);
+    const pipeline::TurnLedger& l = t.ledger;
+    if (t.kind == "caller" || t.kind == "dtmf") {
+      std::fprintf(out, "\nturn %d (%s)\n  heard:   \"%s\"\n", n, t.kind.c_str(),
+                   t.transcript.c_str());
+    } else {
+      std::fprintf(out, "\nturn %d (%s)\n", n, t.kind.c_str());
+    }
+    std::fprintf(out, "  answer:  \"%s\"\n  tier:    %s   outcome: %s%s\n", t.answer.c_str(),
+                 t.tier.c_str(), t.outcome.c_str(),
+                 t.prework_used ? "   (prepared before the turn ended)" : "");
+    std::fprintf(out, "  ledger (ms from %s):", t.kind == "caller" ? "speech end" : "start");
+    const std::pair<const char*, double> stamps[] = {
+        {"speech_start", l.speech_start},   {"end_of_turn", l.end_of_turn},
+        {"asr_final", l.asr_final},         {"cache_result", l.cache_result},
+        {"llm_first_token", l.llm_first_token}, {"first_sentence", l.first_sentence},
+        {"tts_first_audio", l.tts_first_audio}, {"first_audio_sent", l.first_audio_sent},
+        {"turn_done", l.turn_done},         {"barge_in", l.barge_in}};
+    for (const auto& [name, v] : stamps) {
+      if (v >= 0) std::fprintf(out, " %s %+.0f", name, Rel(v, o));
+    }
+    std::fprintf(out, "\n");
+    if (l.VoiceToVoiceMs() >= 0) {
+      std::fprintf(out, "  voice-to-voice (caller's last word -> first reply audio sent): %.0f ms\n",
+                   l.VoiceToVoiceMs());
+    }
+  }
+  if (!r.hangup_reason.empty()) std::fprintf(out, "\nagent hung up: %s\n", r.hangup_reason.c_str());
+  if (!r.transfer_reason.empty()) {
+    std::fprintf(out, "\ntransferred to an agent: %s\n", r.transfer_reason.c_str());
+  }
+}
+
+std::string CallReportJson(const pipeline::FileCallResult& r) {
+  nlohmann::json turns = nlohmann::json::array();
+  for (const pipeline::TurnReport& t : r.turns) {
+    turns.push_back({{"kind", t.kind},
+                     {"transcript", t.transcript},
+                     {"answer", t.answer},
+                     {"tier", t.tier},
+                     {"outcome", t.outcome},
+                     {"prework", t.prework_used},
+                     {"ledger", nlohmann::json::parse(t.ledger.ToJson(Origin(t)))}});
+  }
+  nlohmann::json j = {{"turns", turns}, {"wall_ms", std::round(r.wall_ms)}};
+  if (!r.hangup_reason.empty()) j["hangup"] = r.hangup_reason;
+  if (!r.transfer_reason.empty()) j["transfer"] = r.transfer_reason;
+  return j.dump(2);
+}
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: hotline call CALLER.wav [--out REPLY.wav] [--json] [--config FILE] [--set key=value ...]\n"
+    "                    [--realtime | --fast] [--kb FILE.csv] [--caller-id NUMBER]\n"
+    "  Plays a recorded caller into a call session over an 8 kHz mu-law line (in real time unless\n"
+    "  --fast) and prints each turn's transcript, answer, tier and latency ledger (ms from the\n"
+    "  caller's speech end). --out writes the agent's channel as heard on the line.\n";
+
+int RunCall(std::span<const std::string> argv) {
+  auto parsed = Args::Parse(argv, {"--config", "--set", "--out", "--kb", "--caller-id"});
+  if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
+  Args& args = *parsed;
+  const std::string config_path = args.GetOr("--config", "");
+  const std::vector<std::string> overrides = args.GetAll("--set");
+  const std::string out_path = args.GetOr("--out", "");
+  const std::string kb_csv =
+      args.GetOr("--kb", std::string(HOTLINE_ASSETS_DIR) + "/kb/bitext_kb.csv");
+  const std::string caller_id = args.GetOr("--caller-id", "+15550100");
+  const bool json = args.Has("--json");
+  const bool fast = args.Has("--fast");
+  if (fast && args.Has("--realtime")) return UsageError("--realtime and --fast exclude each other", kUsage);
+  if (Status s = args.Finish(); !s.ok()) return UsageError(s.message(), kUsage);
+  if (args.positional().size() != 1) return UsageError("expected one CALLER.wav", kUsage);
+
+  auto cfg = LoadHotlineConfig(config_path, overrides);
+  if (!cfg.ok()) return Fail(cfg.status());
+  InitLogging(cfg->log_level == "info" ? "warn" : cfg->log_level);
+  auto caller = audio::ReadAudioFile(args.positional()[0], 0, cfg->audio.wav);
+  if (!caller.ok()) return Fail(caller.status());
+
+  pipeline::CallStackOptions options = CallStackOptionsFrom(*cfg);
+  const std::filesystem::path kb_db = std::filesystem::temp_directory_path() /
+                                      ("hotline-call-" + std::to_string(getpid()) + ".kb.sqlite");
+  options.kb_db = kb_db.string();
+  options.kb_csv = kb_csv;
+  auto stack = pipeline::CallStack::Build(options);
+  std::error_code ec;
+  if (!stack.ok()) {
+    std::filesystem::remove(kb_db, ec);
+    return Fail(stack.status());
+  }
+  pipeline::CallInfo info;
+  info.call_id = std::filesystem::path(args.positional()[0]).filename().string();
+  info.caller_id = caller_id;
+  pipeline::FileCallOptions run;
+  run.realtime = !fast;
+  auto result = pipeline::RunFileCall((*stack)->resources(), info, {caller->audio}, run);
+  if ((*stack)->records() != nullptr) (*stack)->records()->Flush();
+  stack->reset();
+  for (const char* suffix : {"", ".lm", ".lm.dict"}) {
+    std::filesystem::remove(kb_db.string() + suffix, ec);
+  }
+  if (!result.ok()) return Fail(result.status());
+  if (!out_path.empty()) {
+    if (Status s = audio::WriteWavFile(out_path, result->reply, audio::Codec::kPcm16); !s.ok()) {
+      return Fail(s);
+    }
+  }
+  if (json) {
+    std::cout << CallReportJson(*result) << "\n";
+  } else {
+    PrintCallReport(*result, stdout);
+    if (!out_path.empty()) {
+      std::printf("\nreply channel: %s (%lld ms)\n", out_path.c_str(),
+                  static_cast<long long>(result->reply.duration_ms()));
+    }
+  }
+  return 0;
+}
+
+const CommandRegistrar kCall({"call", "play a recorded caller through a call session", kUsage,
+                              RunCall});
+
+}  // namespace
+}  // namespace hotline::cli

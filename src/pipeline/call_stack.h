@@ -1,0 +1,75 @@
+// CallStack: everything calls share on one process, built once from configuration — the
+// recognizer, the synthesizer factory, the knowledge base (imported from a CSV), the answer store
+// and L3 cache, the answerer, the synthesized-audio cache, the per-call record store and the
+// worker pools — handed to each CallSession as CallResources.
+//
+// Used by `hotline call`, `hotline demo` and the end-to-end tests; the server will build the
+// same. Building blocks (model loading, knowledge-base import); after that the stack is shared
+// read-only by all calls. Destruction drains the pools before the parts their tasks use.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "answer/answerer.h"
+#include "answer/knowledge_base.h"
+#include "answer/result_cache.h"
+#include "answer/store.h"
+#include "asr/asr_config.h"
+#include "pipeline/call_session.h"
+
+namespace hotline::pipeline {
+
+struct CallStackOptions {
+  asr::AsrConfig asr;
+  tts::TtsConfig tts;
+  answer::AnswererConfig answer;
+  answer::StoreConfig store;
+  CallConfig call;
+  audio::VadConfig vad;
+  audio::EndpointerConfig endpointer;
+  audio::BargeInConfig barge_in;
+  audio::ResamplerConfig resampler;
+  // Knowledge base: the SQLite file, and a CSV imported into it at start (empty: use as is).
+  std::string kb_db;
+  std::string kb_csv;
+  // CPU workers (listen/speak) and answer workers (blocking look-ups, the model).
+  int workers = 2;
+  int answer_workers = 2;
+  bool audio_cache = true;
+  // With the pocketsphinx backend and no asr.pocketsphinx.domain_lm: build a domain language
+  // model from the knowledge base's example questions at start (kb_db + ".lm"; a second or so),
+  // as `hotline asr build-lm` would. The generic model alone misreads most call-centre questions.
+  bool domain_lm_from_kb = true;
+  MetricsRegistry* metrics = nullptr;  // null: the global registry
+};
+
+class CallStack {
+ public:
+  static Result<std::unique_ptr<CallStack>> Build(const CallStackOptions& options);
+  ~CallStack();
+
+  const CallResources& resources() const { return resources_; }
+  answer::Answerer& answerer() { return *answerer_; }
+  tts::AudioCache* audio_cache() { return audio_cache_.get(); }
+  CallRecordStore* records() { return records_.get(); }
+  size_t kb_articles() const { return kb_articles_; }
+
+ private:
+  CallStack() = default;
+
+  std::unique_ptr<asr::Recognizer> recognizer_;
+  std::unique_ptr<answer::KnowledgeBase> kb_;
+  std::unique_ptr<answer::Store> store_;
+  std::unique_ptr<answer::ResultCache> l3_;
+  std::unique_ptr<answer::Answerer> answerer_;
+  std::unique_ptr<AnswererAdapter> adapter_;
+  std::unique_ptr<tts::AudioCache> audio_cache_;
+  std::unique_ptr<CallRecordStore> records_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<ThreadPool> answer_pool_;
+  CallResources resources_;
+  size_t kb_articles_ = 0;
+};
+
+}  // namespace hotline::pipeline
