@@ -180,11 +180,18 @@ Status EngineLanguageModel::Enqueue(const std::shared_ptr<Job>& job) {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return UnavailableError("the embedded language model is shutting down");
     if (job->kind == Job::Kind::kPrefetch) {
-      // A caller still talking sends a growing prefix: a queued prefetch of a shorter (or the
-      // same) prefix is superseded by this one.
+      // A caller still talking sends a growing transcript; each rendering closes the user's turn
+      // with template markup, so the older one is not an exact prefix of the newer. A queued
+      // prefetch that differs from this longer one only in its last kSupersedeTailTokens is the
+      // same conversation, superseded. (Two callers whose prompts differ only that late lose one
+      // prefetch: a hint, never a wrong answer.)
+      constexpr size_t kSupersedeTailTokens = 32;
       std::erase_if(queue_, [&](const std::shared_ptr<Job>& q) {
-        return q->kind == Job::Kind::kPrefetch && q->prompt.size() <= job->prompt.size() &&
-               std::equal(q->prompt.begin(), q->prompt.end(), job->prompt.begin());
+        if (q->kind != Job::Kind::kPrefetch || q->prompt.size() > job->prompt.size()) return false;
+        const size_t lcp = static_cast<size_t>(
+            std::mismatch(q->prompt.begin(), q->prompt.end(), job->prompt.begin()).first -
+            q->prompt.begin());
+        return q->prompt.size() - lcp <= kSupersedeTailTokens;
       });
     }
     if (queue_.size() >= static_cast<size_t>(config_.max_queue)) {

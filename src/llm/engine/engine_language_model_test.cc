@@ -300,13 +300,34 @@ TEST_F(EngineLmTest, PrefetchFeedsThePrefixTheFinalRequestReuses) {
   GenerateRequest req = Ask("Tell me about a little bird who could not fly.", 30);
   // While the caller is still talking: the system prompt and the words so far.
   std::vector<Message> partial = {req.messages[0], {"user", "Tell me about a little bird"}};
+  auto wait_prefetches = [&](uint64_t n) {
+    for (int i = 0; i < 5000 && (lm->counters().prefetches_run < n || lm->queue_depth() > 0); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    // The job counts itself when done, so the scheduler is idle now.
+    ASSERT_GE(lm->counters().prefetches_run, n);
+  };
+  // A newer prefetch that extends a queued one replaces it.
+  lm->Pause();
   ASSERT_TRUE(lm->Prefetch(partial).ok());
-  ASSERT_TRUE(lm->Prefetch(req.messages).ok());  // supersedes the first if still queued
-  for (int i = 0; i < 5000 && (lm->counters().prefetches_run == 0 || lm->queue_depth() > 0); ++i) {
+  ASSERT_TRUE(lm->Prefetch(req.messages).ok());
+  EXPECT_EQ(lm->queue_depth(), 1);
+  lm->Resume();
+  wait_prefetches(1);
+  // Growing transcript: the second prefetch feeds only what the first did not.
+  auto lm2 = Make(Config(stories_));
+  ASSERT_TRUE(lm2);
+  ASSERT_TRUE(lm2->Prefetch(partial).ok());
+  for (int i = 0; i < 5000 && lm2->counters().prefetches_run < 1; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  ASSERT_GE(lm->counters().prefetches_run, 1u);
-  // The scheduler may still be finishing the prefetch; the request queues behind it.
+  const uint64_t fed_partial = lm2->counters().prefilled_tokens;
+  ASSERT_TRUE(lm2->Prefetch(req.messages).ok());
+  for (int i = 0; i < 5000 && lm2->counters().prefetches_run < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(lm2->counters().prefetches_run, 2u);
+  EXPECT_LT(lm2->counters().prefilled_tokens - fed_partial, fed_partial);
   LmRun warm = Gen(*lm, req);
   ASSERT_TRUE(warm.stats.ok());
   const int prefix = static_cast<int>(lm->EncodeMessages(req.messages, false)->size());
