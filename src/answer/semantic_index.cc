@@ -32,11 +32,28 @@ std::vector<Neighbour> SparseNeighbourIndex::Search(const SparseVector& query,
   touched.clear();
   const size_t max_postings =
       std::max<size_t>(64, static_cast<size_t>(max_share_ * static_cast<double>(vectors_.size())));
+  // Rarest words first: they select the few entries worth ranking. A long posting list (a
+  // common word in a large index) is only walked while the rarer words have not yet found
+  // enough candidates, which bounds the work per query whatever the index size.
+  using List = const std::vector<std::pair<uint32_t, float>>;
+  std::vector<std::pair<List*, float>> lists;
+  lists.reserve(query_keys.ids.size());
   for (size_t q = 0; q < query_keys.ids.size(); ++q) {
     auto it = postings_.find(query_keys.ids[q]);
     if (it == postings_.end() || it->second.size() > max_postings) continue;
-    const float qv = query_keys.values[q];
-    for (const auto& [id, v] : it->second) {
+    lists.emplace_back(&it->second, query_keys.values[q]);
+  }
+  std::sort(lists.begin(), lists.end(),
+            [](const auto& a, const auto& b) { return a.first->size() < b.first->size(); });
+  for (const auto& [list, qv] : lists) {
+    if (list->size() > kLongPostingList && touched.size() >= max_candidates) {
+      // Enough candidates: a common word only adds to the scores of those it shares.
+      for (const auto& [id, v] : *list) {
+        if (acc[id] != 0.0f) acc[id] += qv * v;
+      }
+      continue;
+    }
+    for (const auto& [id, v] : *list) {
       if (acc[id] == 0.0f) touched.push_back(id);
       acc[id] += qv * v + 1e-12f;  // never exactly 0 once touched
     }

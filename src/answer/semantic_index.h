@@ -6,7 +6,11 @@
 // over keys (only entries sharing a word with the query are touched), keeps the best
 // `max_candidates`, and ranks those by the full cosine. Words present in more than
 // `max_posting_share` of the entries are skipped as keys (they select everything and add time,
-// not information). Cost per query: the touched postings plus max_candidates sparse dot products.
+// not information). Key words are walked rarest first; once the rarer words have found
+// max_candidates entries, a posting list longer than kLongPostingList only adds to the scores of
+// entries already found (no new candidates, no candidate bookkeeping), which keeps a large index
+// (100,000 entries) near the cost of a small one. Cost per query: the touched postings plus
+// max_candidates sparse dot products.
 //
 // Thread-safety: none inside; the owner synchronizes (SemanticCache holds a shared_mutex:
 // Search under a shared lock, Add/Remove under an exclusive one). Search allocates small per-call
@@ -25,6 +29,10 @@ struct Neighbour {
   uint32_t id = 0;
   float similarity = 0;  // cosine of the full vectors
 };
+
+// Posting lists longer than this add no new candidates once there are enough (see above); an
+// index below 5 x this size never has one (its lists are cut at max_posting_share first).
+inline constexpr size_t kLongPostingList = 4096;
 
 class SparseNeighbourIndex {
  public:
