@@ -274,6 +274,8 @@ Result<std::unique_ptr<TwilioEndpoint>> TwilioEndpoint::Create(
   return std::unique_ptr<TwilioEndpoint>(new TwilioEndpoint(std::move(shared)));
 }
 
+int TwilioEndpoint::active_calls() const { return shared_->active.load(); }
+
 WebSocketFactory TwilioEndpoint::Factory() {
   std::shared_ptr<Shared> shared = shared_;
   return [shared](const Request&, std::shared_ptr<WebSocketConnection> ws)

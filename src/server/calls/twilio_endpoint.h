@@ -69,7 +69,7 @@ class TwilioEndpoint {
   // The WebSocket factory for HttpServer::HandleWebSocket.
   WebSocketFactory Factory();
 
-  int active_calls() const { return shared_->active.load(); }
+  int active_calls() const;
 
   struct Shared;  // state the connections share (outlives the endpoint while calls run)
 
