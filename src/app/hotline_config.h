@@ -18,6 +18,7 @@
 #include "engine/engine.h"
 #include "llm/llm_config.h"
 #include "pipeline/call_config.h"
+#include "server/calls/twilio_endpoint.h"
 #include "server/server_config.h"
 #include "tts/synthesizer.h"
 
@@ -49,6 +50,7 @@ struct HotlineConfig {
   answer::StoreConfig store;
   pipeline::CallConfig call;
   server::ServerConfig server;
+  server::TwilioConfig twilio;
 
   template <class V>
   void Visit(V& v) {
@@ -63,6 +65,7 @@ struct HotlineConfig {
     v.Section("store", store);
     v.Section("call", call);
     v.Section("server", server);
+    v.Section("twilio", twilio);
   }
   Status Validate() const;
 };

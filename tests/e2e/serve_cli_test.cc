@@ -1,0 +1,81 @@
+// `hotline serve` as an operator runs it: the binary starts on a free port, prints its URL,
+// answers /healthz, /readyz, /metrics and a Twilio call's greeting, and stops cleanly on SIGTERM.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <regex>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "net/http_client.h"
+#include "server/testing/twilio_caller.h"
+
+namespace hotline {
+namespace {
+
+TEST(ServeCli, ServesHealthMetricsAndACallThenStopsOnSigterm) {
+  int err_pipe[2];
+  ASSERT_EQ(pipe(err_pipe), 0);
+  const std::string binary = std::string(HOTLINE_BINARY_DIR) + "/hotline";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(err_pipe[1], STDERR_FILENO);
+    close(err_pipe[0]);
+    execl(binary.c_str(), binary.c_str(), "serve", "--port", "0", "--set", "log_level=warn",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(err_pipe[1]);
+  // Wait for "answering calls at ws://127.0.0.1:PORT/twilio".
+  std::string err;
+  std::smatch m;
+  const std::regex url_re("ws://127\\.0\\.0\\.1:([0-9]+)/twilio");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!std::regex_search(err, m, url_re) && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{err_pipe[0], POLLIN, 0};
+    if (poll(&p, 1, 1000) <= 0) continue;
+    char buf[4096];
+    ssize_t n = read(err_pipe[0], buf, sizeof buf);
+    if (n <= 0) break;
+    err.append(buf, static_cast<size_t>(n));
+  }
+  ASSERT_TRUE(std::regex_search(err, m, url_re)) << err;
+  const int port = std::stoi(m[1].str());
+  const std::string base = "http://127.0.0.1:" + std::to_string(port);
+
+  net::HttpClient http;
+  auto health = http.Send(net::HttpRequest::Get(base + "/healthz"));
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(health->status, 200);
+  auto ready = http.Send(net::HttpRequest::Get(base + "/readyz"));
+  ASSERT_TRUE(ready.ok()) << ready.status();
+  EXPECT_EQ(ready->status, 200);
+
+  {  // A call is answered with the greeting.
+    server::testing::TwilioCaller caller;
+    ASSERT_TRUE(caller.Connect(port, "/twilio")) << caller.error();
+    ASSERT_TRUE(caller.Start("CA1", {{"caller", "+15550100"}}));
+    EXPECT_TRUE(caller.WaitForAudio(server::testing::TwilioCaller::Clock::now(), 20000).has_value());
+    caller.SendStop();
+    EXPECT_TRUE(caller.WaitClosed(5000));
+  }
+  auto metrics = http.Send(net::HttpRequest::Get(base + "/metrics"));
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_NE(metrics->body.find("\nhotline_twilio_calls_total 1"), std::string::npos);
+
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  close(err_pipe[0]);
+}
+
+}  // namespace
+}  // namespace hotline
