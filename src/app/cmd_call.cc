@@ -25,6 +25,7 @@ pipeline::CallStackOptions CallStackOptionsFrom(const HotlineConfig& cfg) {
   o.tts = cfg.tts;
   o.answer = cfg.answer;
   o.store = cfg.store;
+  o.llm = cfg.llm;
   o.call = cfg.call;
   o.vad = cfg.speech_in.vad;
   o.endpointer = cfg.speech_in.endpointer;

@@ -1,6 +1,5 @@
 #include "pipeline/call_stack.h"
 
-#include "answer/understanding.h"
 #include "asr/lm_builder.h"
 
 namespace hotline::pipeline {
@@ -44,24 +43,18 @@ Result<std::unique_ptr<CallStack>> CallStack::Build(const CallStackOptions& o) {
     auto probe = tts::CreateSynthesizer(o.tts);
     if (!probe.ok()) return probe.status().WithContext("speech synthesizer");
   }
-  ASSIGN_OR_RETURN(s->kb_, answer::KnowledgeBase::Open(o.kb_db, /*create=*/true));
-  if (!o.kb_csv.empty()) {
-    auto report = s->kb_->ImportFile(o.kb_csv);
-    if (!report.ok()) return report.status().WithContext("knowledge base import");
-  }
-  ASSIGN_OR_RETURN(s->store_, answer::Store::Create(o.store));
-  s->l3_ = std::make_unique<answer::ResultCache>(*s->store_, o.answer.l3);
-  answer::AnswererParts parts;
-  parts.understand = [](std::string_view turn) -> Result<answer::Question> {
-    answer::Understanding u = answer::Understand(turn);
-    answer::Question q;
-    q.text = u.redacted;
-    return q;
-  };
-  parts.l3 = s->l3_.get();
-  parts.kb = s->kb_.get();
-  ASSIGN_OR_RETURN(s->answerer_, answer::Answerer::Create(o.answer, std::move(parts)));
-  s->adapter_ = std::make_unique<AnswererAdapter>(*s->answerer_);
+  // The answering chain: understanding, L1 intent templates (+ account tools), L2 semantic
+  // cache, L3 exact results, knowledge base, and the language model when one is configured.
+  ASSIGN_OR_RETURN(s->llm_, llm::CreateLanguageModel(o.llm));
+  answer::AnswerStackOptions ao;
+  ao.kb_path = o.kb_db;
+  ao.kb_csv = o.kb_csv;
+  ao.accounts_path = o.accounts_db;
+  ao.llm = s->llm_.get();
+  auto answers = answer::AnswerStack::Build(o.answer, o.store, ao);
+  if (!answers.ok()) return answers.status().WithContext("answering chain");
+  s->answers_ = std::move(*answers);
+  s->adapter_ = std::make_unique<AnswererAdapter>(s->answers_->answerer());
   if (o.audio_cache) s->audio_cache_ = std::make_unique<tts::AudioCache>();
   if (!o.call.record_db.empty()) {
     ASSIGN_OR_RETURN(s->records_, CallRecordStore::Open(o.call.record_db, o.call.record_queue));

@@ -11,11 +11,14 @@
 #include <memory>
 #include <string>
 
+#include "answer/answer_stack.h"
 #include "answer/answerer.h"
 #include "answer/knowledge_base.h"
 #include "answer/result_cache.h"
 #include "answer/store.h"
 #include "asr/asr_config.h"
+#include "llm/language_model.h"
+#include "llm/llm_config.h"
 #include "pipeline/call_session.h"
 
 namespace hotline::pipeline {
@@ -25,6 +28,10 @@ struct CallStackOptions {
   tts::TtsConfig tts;
   answer::AnswererConfig answer;
   answer::StoreConfig store;
+  // The language model behind the answerer's last tier (backend "none": no model tier).
+  llm::LlmConfig llm;
+  // Accounts database for the account tools ("": the in-memory demo accounts).
+  std::string accounts_db;
   CallConfig call;
   audio::VadConfig vad;
   audio::EndpointerConfig endpointer;
@@ -50,26 +57,25 @@ class CallStack {
   ~CallStack();
 
   const CallResources& resources() const { return resources_; }
-  answer::Answerer& answerer() { return *answerer_; }
+  answer::Answerer& answerer() { return answers_->answerer(); }
+  answer::AnswerStack& answers() { return *answers_; }
+  llm::LanguageModel* language_model() { return llm_.get(); }
   tts::AudioCache* audio_cache() { return audio_cache_.get(); }
   CallRecordStore* records() { return records_.get(); }
-  size_t kb_articles() const { return kb_articles_; }
+  size_t kb_articles() const { return answers_->report().articles; }
 
  private:
   CallStack() = default;
 
   std::unique_ptr<asr::Recognizer> recognizer_;
-  std::unique_ptr<answer::KnowledgeBase> kb_;
-  std::unique_ptr<answer::Store> store_;
-  std::unique_ptr<answer::ResultCache> l3_;
-  std::unique_ptr<answer::Answerer> answerer_;
+  std::unique_ptr<llm::LanguageModel> llm_;
+  std::unique_ptr<answer::AnswerStack> answers_;
   std::unique_ptr<AnswererAdapter> adapter_;
   std::unique_ptr<tts::AudioCache> audio_cache_;
   std::unique_ptr<CallRecordStore> records_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<ThreadPool> answer_pool_;
   CallResources resources_;
-  size_t kb_articles_ = 0;
 };
 
 }  // namespace hotline::pipeline

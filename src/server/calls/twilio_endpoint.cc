@@ -123,6 +123,7 @@ class TwilioCallHandler final : public WebSocketHandler {
           if (!pushed.ok() && pushed.code() == StatusCode::kInvalidArgument) {
             return Reject(kClosePolicy, pushed.message());
           }
+          if (!pushed.ok()) HLOG_DEBUG("call {}: {}", call_id_, pushed.message());
         }
         return;
       case twilio::EventType::kDtmf:

@@ -120,8 +120,12 @@ bool TwilioCaller::Start(const std::string& call_sid,
 }
 
 TwilioCaller::Clock::time_point TwilioCaller::SendAudio(const std::string& mulaw, bool realtime) {
-  auto next = Clock::now();
-  Clock::time_point last = next;
+  // One schedule across calls: a line carries one frame every 20 ms however the audio is split
+  // into calls (after a pause in sending, the schedule restarts at now).
+  const auto now = Clock::now();
+  if (next_send_ < now - std::chrono::milliseconds(40)) next_send_ = now;
+  auto& next = next_send_;
+  Clock::time_point last = now;
   for (size_t i = 0; i < mulaw.size(); i += kFrameBytes) {
     if (realtime) std::this_thread::sleep_until(next);
     std::string chunk = mulaw.substr(i, kFrameBytes);

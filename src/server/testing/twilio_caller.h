@@ -89,6 +89,7 @@ class TwilioCaller {
   std::string stream_sid_;
   int64_t sequence_ = 0;
   int64_t media_ms_ = 0;
+  Clock::time_point next_send_{};  // when the next 20 ms frame is due
   std::thread reader_;
   std::mutex send_mu_;
 

@@ -1,0 +1,243 @@
+// Call benchmark: N concurrent Twilio Media Streams calls against `/twilio` on a loopback
+// HttpServer backed by the embedded call stack (the defaults of `hotline serve`), each caller
+// asking questions in real time (flite voice, 8 kHz μ-law), measured from the caller's side:
+// from the end of its speech to the first audible frame of the reply. Each call asks its
+// questions twice (the second round is answerable from the caches), and the whole run is
+// repeated with one call as the baseline, so the figures print as ratios against it.
+//
+// usage: bench_calls [--calls N] [--questions K] [--no-baseline]
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "audio/g711.h"
+#include "audio/resampler.h"
+#include "common/metrics.h"
+#include "pipeline/call_stack.h"
+#include "server/calls/twilio_endpoint.h"
+#include "server/http_server.h"
+#include "server/testing/twilio_caller.h"
+#include "tts/synthesizer.h"
+
+using namespace hotline;
+using server::testing::TwilioCaller;
+
+namespace {
+
+void Die(const std::string& what, const Status& s) {
+  std::fprintf(stderr, "bench_calls: %s: %s\n", what.c_str(), s.ToString().c_str());
+  std::exit(1);
+}
+
+long RssKb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return 0;
+}
+
+struct Question {
+  std::string text;
+  std::string speech;   // μ-law up to and including the last audible frame
+  std::string trailer;  // the rest (silence)
+};
+
+Question Synthesize(tts::Synthesizer& synth, const std::string& text) {
+  auto speech = tts::SynthesizeToBuffer(synth, text);
+  if (!speech.ok()) Die("synthesize", speech.status());
+  auto narrow = audio::Resample(audio::AudioView(speech->samples, speech->sample_rate_hz), 8000);
+  if (!narrow.ok()) Die("resample", narrow.status());
+  std::string mulaw(narrow->samples.size(), '\0');
+  audio::EncodeMulaw(narrow->samples,
+                     std::span<uint8_t>(reinterpret_cast<uint8_t*>(mulaw.data()), mulaw.size()));
+  size_t last = 0;
+  for (size_t i = 0; i + 160 <= narrow->samples.size(); i += 160) {
+    double p = 0;
+    for (size_t k = i; k < i + 160; ++k) p += double(narrow->samples[k]) * narrow->samples[k];
+    if (std::sqrt(p / 160) > 300) last = i + 160;
+  }
+  return {text, mulaw.substr(0, last), mulaw.substr(last)};
+}
+
+struct Sample {
+  double ms;
+  bool repeat;  // second round: the same question again
+};
+
+struct RunResult {
+  std::vector<Sample> samples;
+  int failed_calls = 0;
+  int missing_replies = 0;
+  double rss_per_call_mb = 0;
+  double wall_s = 0;
+};
+
+RunResult Run(pipeline::CallStack& stack, int calls, const std::vector<Question>& questions,
+              int per_call) {
+  server::ServerConfig sc;
+  sc.port = 0;
+  auto srv = server::HttpServer::Create(sc);
+  if (!srv.ok()) Die("server", srv.status());
+  server::TwilioConfig tc;
+  tc.max_calls = std::max(calls, 1);
+  MetricsRegistry metrics;
+  auto twilio = server::TwilioEndpoint::Create(stack.resources(), tc, &metrics);
+  if (!twilio.ok()) Die("twilio endpoint", twilio.status());
+  if (Status s = (*srv)->HandleWebSocket("/twilio", (*twilio)->Factory()); !s.ok()) Die("route", s);
+  if (Status s = (*srv)->Start(); !s.ok()) Die("start", s);
+
+  RunResult result;
+  std::mutex mu;
+  const long rss_before = RssKb();
+  long rss_peak = rss_before;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int c = 0; c < calls; ++c) {
+    threads.emplace_back([&, c] {
+      // Stagger the calls so their turns do not all end on the same frame.
+      std::this_thread::sleep_for(std::chrono::milliseconds(c * 370));
+      TwilioCaller caller;
+      bool ok = caller.Connect((*srv)->port(), "/twilio") &&
+                caller.Start("CA" + std::to_string(c), {{"caller", "+1555010" + std::to_string(c % 10)}});
+      ok = ok && caller.WaitForAudio(TwilioCaller::Clock::now(), 20000).has_value() &&
+           caller.WaitForQuiet(700, 30000);
+      std::vector<Sample> mine;
+      int missing = 0;
+      for (int round = 0; ok && round < 2; ++round) {
+        for (int k = 0; ok && k < per_call; ++k) {
+          const Question& q = questions[(c + k) % questions.size()];
+          const auto end = caller.SendAudio(q.speech);
+          auto first = caller.WaitForAudio(end, 20000);
+          if (!first) {
+            ++missing;
+            continue;
+          }
+          mine.push_back({std::chrono::duration<double, std::milli>(*first - end).count(), round == 1});
+          ok = caller.WaitForQuiet(700, 60000) && !caller.closed();
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            rss_peak = std::max(rss_peak, RssKb());
+          }
+        }
+      }
+      caller.SendStop();
+      caller.WaitClosed(5000);
+      std::lock_guard<std::mutex> lock(mu);
+      result.samples.insert(result.samples.end(), mine.begin(), mine.end());
+      result.missing_replies += missing;
+      if (!ok) ++result.failed_calls;
+    });
+  }
+  for (auto& t : threads) t.join();
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result.rss_per_call_mb = (rss_peak - rss_before) / 1024.0 / std::max(calls, 1);
+  (*srv)->Stop();
+  return result;
+}
+
+double Pct(std::vector<double> v, double p) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const double idx = p / 100 * (v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(idx)), hi = static_cast<size_t>(std::ceil(idx));
+  return v[lo] + (v[hi] - v[lo]) * (idx - lo);
+}
+
+void Report(const char* name, const RunResult& r, int endpointing_ms) {
+  std::vector<double> all, first, repeat;
+  for (const auto& s : r.samples) {
+    all.push_back(s.ms);
+    (s.repeat ? repeat : first).push_back(s.ms);
+  }
+  std::printf("%-10s turns %3zu  failed calls %d  missing replies %d  wall %.0f s  RSS/call %.1f MB\n",
+              name, all.size(), r.failed_calls, r.missing_replies, r.wall_s, r.rss_per_call_mb);
+  auto row = [&](const char* what, const std::vector<double>& v) {
+    std::printf("  %-22s n=%3zu  P50 %6.0f ms  P95 %6.0f ms  P99 %6.0f ms  max %6.0f ms  "
+                "(P99 - endpointing %+.0f ms)\n",
+                what, v.size(), Pct(v, 50), Pct(v, 95), Pct(v, 99), Pct(v, 100),
+                Pct(v, 99) - endpointing_ms);
+  };
+  row("all turns", all);
+  row("first asks", first);
+  row("repeats (cacheable)", repeat);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  int calls = 8, per_call = 3;
+  bool baseline = true;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--calls") && i + 1 < argc) calls = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--questions") && i + 1 < argc) per_call = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--no-baseline")) baseline = false;
+    else {
+      std::fprintf(stderr, "usage: bench_calls [--calls N] [--questions K] [--no-baseline]\n");
+      return 2;
+    }
+  }
+  if (calls < 1 || calls > 256 || per_call < 1 || per_call > 50) {
+    std::fprintf(stderr, "bench_calls: --calls 1..256, --questions 1..50\n");
+    return 2;
+  }
+  spdlog::set_level(spdlog::level::warn);
+
+  pipeline::CallStackOptions o;  // the embedded defaults
+  o.kb_db = "/tmp/bench_calls_" + std::to_string(getpid()) + ".kb.sqlite";
+  o.kb_csv = std::string(HOTLINE_SOURCE_DIR) + "/assets/kb/bitext_kb.csv";
+  o.call.reprompt_after_ms = 60000;
+  const long rss0 = RssKb();
+  auto stack = pipeline::CallStack::Build(o);
+  if (!stack.ok()) Die("call stack", stack.status());
+  std::printf("call stack: %.0f MB resident after build\n", (RssKb() - rss0) / 1024.0);
+
+  tts::TtsConfig tc;
+  tc.flite.voice = "cmu_us_rms";
+  auto synth = tts::CreateSynthesizer(tc);
+  if (!synth.ok()) Die("caller voice", synth.status());
+  std::vector<Question> questions;
+  for (const char* q : {"how can i cancel my order", "i want to change my shipping address",
+                        "what payment methods do you accept", "how do i get a refund",
+                        "how can i create an account", "i forgot my password",
+                        "where can i see the delivery options", "how do i subscribe to your newsletter"}) {
+    questions.push_back(Synthesize(**synth, q));
+  }
+  const int endpointing_ms = o.endpointer.trailing_silence_ms;
+  std::printf("%d calls x %d questions x 2 rounds, real time; latency = caller's end of speech -> "
+              "first audible reply frame (endpointing alone: %d ms)\n",
+              calls, per_call, endpointing_ms);
+  RunResult one;
+  if (baseline) {
+    one = Run(**stack, 1, questions, per_call);
+    Report("1 call", one, endpointing_ms);
+  }
+  RunResult many = Run(**stack, calls, questions, per_call);
+  char name[32];
+  std::snprintf(name, sizeof name, "%d calls", calls);
+  Report(name, many, endpointing_ms);
+  if (baseline && !one.samples.empty() && !many.samples.empty()) {
+    std::vector<double> a, b;
+    for (const auto& s : one.samples) a.push_back(s.ms);
+    for (const auto& s : many.samples) b.push_back(s.ms);
+    std::printf("ratio %d calls / 1 call: P50 %.2fx  P99 %.2fx\n", calls, Pct(b, 50) / Pct(a, 50),
+                Pct(b, 99) / Pct(a, 99));
+  }
+  std::remove(o.kb_db.c_str());
+  return many.failed_calls == 0 ? 0 : 1;
+}
