@@ -135,9 +135,16 @@ RunResult Run(pipeline::CallStack& stack, int calls, const std::vector<Question>
           }
         }
       }
+      const bool agent_closed = caller.closed();
+      const std::string reason = caller.close_reason();
       caller.SendStop();
       caller.WaitClosed(5000);
       std::lock_guard<std::mutex> lock(mu);
+      if (!ok) {
+        std::printf("  call %d ended early: %s\n", c,
+                    agent_closed ? ("agent closed the stream: " + reason).c_str()
+                                 : "no reply or reply never ended");
+      }
       result.samples.insert(result.samples.end(), mine.begin(), mine.end());
       result.missing_replies += missing;
       if (!ok) ++result.failed_calls;
