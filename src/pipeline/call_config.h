@@ -65,6 +65,11 @@ struct CallConfig {
   bool prework = true;
   // Words a stable partial needs before it is looked up ahead (fewer words rarely match).
   int prework_min_words = 3;
+  // When the cached tiers already answer the stable partial, end the turn after the endpointer's
+  // complete_silence_ms instead of trailing_silence_ms: a question the agent can answer is most
+  // likely complete. Saves the difference (260 ms by default) on those turns; a caller who then
+  // pauses that long mid-sentence is answered early (saying more withdraws the hint).
+  bool prework_ends_turn = true;
   // Earlier turns (caller + agent messages) handed to the answerer as history.
   int history_turns = 4;
   // Per-call records (SQLite, one row per turn). Empty: not recorded.
@@ -95,6 +100,8 @@ struct CallConfig {
     v.Field("output_chunk_ms", output_chunk_ms, "Agent audio per SendAudio call (ms, multiple of 20)");
     v.Field("prework", prework, "Prepare cached answers' audio while the caller is still talking");
     v.Field("prework_min_words", prework_min_words, "Words a stable partial needs to be looked up ahead");
+    v.Field("prework_ends_turn", prework_ends_turn,
+            "A partial the cached tiers answer ends the turn after endpointer.complete_silence_ms");
     v.Field("history_turns", history_turns, "Earlier turns given to the answerer");
     v.Field("record_db", record_db, "SQLite file of per-turn call records (empty: off)");
     v.Field("record_queue", record_queue, "Turn records queued for writing");

@@ -295,6 +295,7 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
       barged = barged && playing;  // a barge-in may have fired on this very frame
       partial_revision = 0;
       last_peeked.clear();
+      hinted_phrase.clear();
       {
         std::lock_guard lock(mu);
         prework.reset();
@@ -335,6 +336,11 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
           asr.reset();
         } else if (asr->partial().revision != partial_revision) {
           partial_revision = asr->partial().revision;
+          // The caller said more than the question the hint was for: back to the full silence.
+          if (!hinted_phrase.empty() && PhraseText(asr->partial().text) != hinted_phrase) {
+            endpointer.SetLooksComplete(false);
+            hinted_phrase.clear();
+          }
           if (asr->partial().stable && !closed.load()) {
             nlohmann::json j = {{"text", Redacted(asr->partial().text)}, {"stable", true}};
             sink->Event("partial", j.dump());

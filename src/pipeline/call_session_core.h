@@ -85,6 +85,7 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   std::string dtmf;
   int64_t dtmf_last_ms = -1;
   std::string last_peeked;  // phrase of the last partial looked up ahead
+  std::string hinted_phrase;  // partial whose cached answer told the endpointer "complete"
 
   // ---- guarded by mu ----
   mutable std::mutex mu;

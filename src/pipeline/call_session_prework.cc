@@ -55,6 +55,16 @@ void CallSession::Core::StartPrework(const std::string& partial) {
       p.peek_ms = peek_ms;
       self->prework = std::move(p);
     }
+    if (self->res.call.prework_ends_turn) {
+      // A question the cached tiers answer is most likely complete: end the turn after the
+      // endpointer's shorter complete_silence_ms, unless the caller has said more since.
+      (void)self->listen.Post([self, phrase] {
+        if (self->endpointer.in_utterance() && self->last_peeked == phrase) {
+          self->endpointer.SetLooksComplete(true);
+          self->hinted_phrase = phrase;
+        }
+      });
+    }
     (void)self->speak.Post([self, phrase, sentences] {
       const MonoTime t0 = self->clock->Now();
       self->Prepare(sentences);

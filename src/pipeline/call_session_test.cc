@@ -1,6 +1,8 @@
 // CallSession state machine with fakes: frames in, sink calls out.
 #include "pipeline/call_session.h"
 
+#include <thread>
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -355,6 +357,40 @@ TEST_F(CallSessionTest, PreparedAnswerIsSpokenWithoutAskingAgain) {
   EXPECT_EQ(t.answer, prepared.text);
   EXPECT_EQ(cache_.stats().hits, 1);  // synthesized ahead, played from the cache
   EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_prework_hits_total", "").value(), 1u);
+}
+
+TEST_F(CallSessionTest, ACachedAnswerForThePartialShortensEndpointing) {
+  recognizer_.stable_after_frames = 10;
+  TurnAnswer prepared;
+  prepared.text = "Orders ship within two days.";
+  prepared.sentences = {prepared.text};
+  prepared.tier = "l3";
+  answerer_.peek_answer = prepared;
+  StartCall();
+  Feed(Silence(200));
+  Feed(Vowel(600));
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard lock(answerer_.mu);
+    return answerer_.peeks.size() == 1;
+  }));
+  // Let the hint reach the listen worker (posted from the answer worker) before the silence.
+  ASSERT_TRUE(WaitFor([&] { return session_->queued_audio() == 0; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Feed(Silence(700));
+  ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 1; }));
+  TurnReport t = LastTurn();
+  EXPECT_TRUE(t.prework_used);
+  // complete_silence_ms (240) instead of trailing_silence_ms (500), give or take one frame.
+  EXPECT_NEAR(t.ledger.end_of_turn - t.ledger.speech_end, res_.endpointer.complete_silence_ms, 20.0);
+}
+
+TEST_F(CallSessionTest, WithoutACachedAnswerTheFullSilenceEndsTheTurn) {
+  recognizer_.stable_after_frames = 10;
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 1; }));
+  TurnReport t = LastTurn();
+  EXPECT_NEAR(t.ledger.end_of_turn - t.ledger.speech_end, res_.endpointer.trailing_silence_ms, 20.0);
 }
 
 TEST_F(CallSessionTest, TurnsAreRecordedInSqlite) {
