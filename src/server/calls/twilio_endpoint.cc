@@ -58,6 +58,14 @@ class TwilioSink final : public pipeline::CallSink {
         call_id_(std::move(call_id)),
         transfers_(transfers) {}
 
+  // The call is over for the transport: drop the connection, so a session that outlives it (its
+  // queued work finishing on a worker) never keeps the socket, and through it the server's I/O
+  // context, alive. Later sends are ignored.
+  void Detach() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ws_.reset();
+  }
+
   void SendAudio(std::span<const uint8_t> payload) override {
     std::string_view bytes(reinterpret_cast<const char*>(payload.data()), payload.size());
     Send(twilio::EncodeMedia(stream_sid_, bytes));
@@ -66,27 +74,35 @@ class TwilioSink final : public pipeline::CallSink {
   void Clear() override { Send(twilio::EncodeClear(stream_sid_)); }
   void Hangup(std::string_view reason) override {
     HLOG_INFO("call {}: agent hung up ({})", call_id_, reason);
-    ws_->Close(kCloseNormal, "hangup: " + std::string(reason));
+    if (auto ws = Connection()) ws->Close(kCloseNormal, "hangup: " + std::string(reason));
   }
   void Transfer(std::string_view reason) override {
     HLOG_INFO("call {}: transfer to an agent ({})", call_id_, reason);
     transfers_->Increment();
     // Closing the stream lets Twilio continue with the TwiML after <Connect> (the agents' queue).
-    ws_->Close(kCloseNormal, "transfer: " + std::string(reason));
+    if (auto ws = Connection()) ws->Close(kCloseNormal, "transfer: " + std::string(reason));
   }
   void Event(std::string_view type, std::string_view json) override {
     HLOG_DEBUG("call {}: {} {}", call_id_, type, json);
   }
 
  private:
+  std::shared_ptr<WebSocketConnection> Connection() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return ws_;
+  }
+
   void Send(std::string message) {
-    Status s = ws_->SendText(std::move(message));
-    if (!s.ok() && !ws_->closed()) {
+    auto ws = Connection();
+    if (ws == nullptr) return;
+    Status s = ws->SendText(std::move(message));
+    if (!s.ok() && !ws->closed()) {
       HLOG_WARN("call {}: outbound message dropped: {}", call_id_, s.message());
     }
   }
 
-  std::shared_ptr<WebSocketConnection> ws_;
+  std::mutex mu_;
+  std::shared_ptr<WebSocketConnection> ws_;  // guarded by mu_; null once detached
   const std::string stream_sid_;
   const std::string call_id_;
   Counter* transfers_;
@@ -195,6 +211,7 @@ class TwilioCallHandler final : public WebSocketHandler {
     }
     auto sink = std::make_shared<TwilioSink>(ws_, message_.stream_sid, call_id_,
                                              shared_->transfers);
+    sink_ = sink;
     auto session = pipeline::CallSession::Create(*shared_->resources, std::move(info), sink);
     if (!session.ok()) {
       HLOG_ERROR("call {}: cannot open a session: {}", call_id_, session.status().ToString());
@@ -223,6 +240,10 @@ class TwilioCallHandler final : public WebSocketHandler {
       session_->Hangup();
       session_.reset();
     }
+    if (sink_ != nullptr) {
+      sink_->Detach();
+      sink_.reset();
+    }
     if (counted_) {
       counted_ = false;
       shared_->active.fetch_sub(1);
@@ -235,6 +256,7 @@ class TwilioCallHandler final : public WebSocketHandler {
   twilio::MediaStreamDecoder decoder_;
   twilio::InboundMessage message_;  // reused: steady-state media does not allocate
   std::unique_ptr<pipeline::CallSession> session_;
+  std::shared_ptr<TwilioSink> sink_;
   std::string call_id_;
   bool counted_ = false;
   bool over_capacity_ = false;
