@@ -1,5 +1,7 @@
 #include "pipeline/call_stack.h"
 
+#include <filesystem>
+
 #include "asr/lm_builder.h"
 
 namespace hotline::pipeline {
@@ -8,6 +10,10 @@ CallStack::~CallStack() {
   // Tasks still queued use every other member: finish them first.
   if (pool_) pool_->Shutdown();
   if (answer_pool_) answer_pool_->Shutdown();
+  // The domain model written at Build() is this stack's own scratch file.
+  recognizer_.reset();
+  std::error_code ec;
+  for (const std::string& path : generated_files_) std::filesystem::remove(path, ec);
 }
 
 Result<std::unique_ptr<CallStack>> CallStack::Build(const CallStackOptions& o) {
@@ -34,6 +40,7 @@ Result<std::unique_ptr<CallStack>> CallStack::Build(const CallStackOptions& o) {
     const std::string lm = o.kb_db + ".lm";
     auto built = asr::WriteDomainLm(texts, asr.pocketsphinx.dictionary, lm);
     if (!built.ok()) return built.status().WithContext("domain language model from the knowledge base");
+    s->generated_files_ = {lm, lm + ".dict"};
     asr.pocketsphinx.domain_lm = lm;
     if (asr.pocketsphinx.lm_mode == "switched") asr.pocketsphinx.dictionary = lm + ".dict";
   }

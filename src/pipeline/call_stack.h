@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "answer/answer_stack.h"
 #include "answer/answerer.h"
@@ -76,6 +77,7 @@ class CallStack {
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<ThreadPool> answer_pool_;
   CallResources resources_;
+  std::vector<std::string> generated_files_;  // removed by the destructor
 };
 
 }  // namespace hotline::pipeline
