@@ -22,7 +22,29 @@ Status BargeInConfig::Validate() const {
     return InvalidArgumentError("echo_return_loss_db must be in [0, 60], got " +
                                 std::to_string(echo_return_loss_db));
   }
+  if (pause_after_ms != 0 && (pause_after_ms < kFrameMs || pause_after_ms >= min_speech_ms)) {
+    return InvalidArgumentError("pause_after_ms must be 0 or in [20, min_speech_ms), got " +
+                                std::to_string(pause_after_ms));
+  }
+  if (resume_after_ms < kFrameMs || resume_after_ms > 5000) {
+    return InvalidArgumentError("resume_after_ms must be in [20, 5000], got " +
+                                std::to_string(resume_after_ms));
+  }
   return Status::Ok();
+}
+
+const char* BargeInEventName(BargeInEvent e) {
+  switch (e) {
+    case BargeInEvent::kNone:
+      return "none";
+    case BargeInEvent::kPause:
+      return "pause";
+    case BargeInEvent::kResume:
+      return "resume";
+    case BargeInEvent::kBargeIn:
+      return "barge_in";
+  }
+  return "?";
 }
 
 BargeInDetector::BargeInDetector(const BargeInConfig& config)
@@ -36,12 +58,14 @@ void BargeInDetector::Reset() {
   speech_ms_ = 0;
   gap_ms_ = 0;
   triggered_ = false;
+  paused_ = false;
+  paused_ms_ = 0;
 }
 
-bool BargeInDetector::Process(const VadFrame& inbound, float outbound_level_dbfs) {
+BargeInEvent BargeInDetector::Process(const VadFrame& inbound, float outbound_level_dbfs) {
   outbound_history_[next_] = outbound_level_dbfs;
   next_ = (next_ + 1) % outbound_history_.size();
-  if (triggered_) return false;
+  if (triggered_) return BargeInEvent::kNone;
 
   const float outbound_peak =
       *std::max_element(outbound_history_.begin(), outbound_history_.end());
@@ -56,9 +80,24 @@ bool BargeInDetector::Process(const VadFrame& inbound, float outbound_level_dbfs
   }
   if (speech_ms_ >= config_.min_speech_ms) {
     triggered_ = true;
-    return true;
+    paused_ = false;
+    return BargeInEvent::kBargeIn;
   }
-  return false;
+  if (paused_) {
+    paused_ms_ += kFrameMs;
+    if (speech_ms_ == 0 || paused_ms_ >= config_.resume_after_ms) {
+      // A cough, a click, an "mm-hm": the agent carries on. The count starts afresh so that
+      // continued sparse speech does not pause it again at once.
+      paused_ = false;
+      speech_ms_ = 0;
+      return BargeInEvent::kResume;
+    }
+  } else if (config_.pause_after_ms > 0 && speech_ms_ >= config_.pause_after_ms) {
+    paused_ = true;
+    paused_ms_ = 0;
+    return BargeInEvent::kPause;
+  }
+  return BargeInEvent::kNone;
 }
 
 }  // namespace hotline::audio

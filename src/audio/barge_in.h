@@ -7,6 +7,12 @@
 // stays below that line). Barge-in fires once such frames add up to `min_speech_ms`, with gaps of
 // up to `max_gap_ms` forgiven; one stray loud frame never interrupts the agent.
 //
+// Two stages, so the agent falls silent fast without being cut off by a cough: after
+// `pause_after_ms` of such speech the detector says kPause (the transport stops playback at once
+// and the unplayed audio is kept); reaching `min_speech_ms` confirms it (kBargeIn: the turn is
+// cancelled); speech that stops short of that, or is not confirmed within `resume_after_ms` of
+// the pause, gives kResume (the kept audio plays on).
+//
 // Thread-safety: one per call, one thread at a time. No allocation after construction.
 #pragma once
 
@@ -31,6 +37,11 @@ struct BargeInConfig {
   // recent outbound peak minus this. Larger lets softer callers interrupt but trusts the line
   // more; telephone hybrids give 6 dB or more (ITU-T G.168), typical lines 10-20 dB.
   double echo_return_loss_db = 10.0;
+  // Caller speech after which playback pauses pending confirmation (0 = no pause stage: the
+  // agent stops only at min_speech_ms). Must be below min_speech_ms.
+  int pause_after_ms = 80;
+  // A pause not confirmed within this long resumes the agent's audio where it stopped.
+  int resume_after_ms = 300;
 
   template <class V>
   void Visit(V& v) {
@@ -39,9 +50,21 @@ struct BargeInConfig {
     v.Field("echo_tail_ms", echo_tail_ms, "How long outbound audio may echo back (ms)");
     v.Field("echo_return_loss_db", echo_return_loss_db,
             "Least echo attenuation assumed (dB); inbound must beat outbound peak minus this");
+    v.Field("pause_after_ms", pause_after_ms,
+            "Caller speech that pauses playback pending confirmation (ms; 0 = no pause stage)");
+    v.Field("resume_after_ms", resume_after_ms,
+            "An unconfirmed pause resumes the agent's audio after this long (ms)");
   }
   Status Validate() const;
 };
+
+enum class BargeInEvent : uint8_t {
+  kNone,
+  kPause,    // probable caller speech: stop playback, keep the unplayed audio
+  kResume,   // the pause was not confirmed: play the kept audio
+  kBargeIn,  // confirmed: cancel the agent's turn (implies the end of any pause)
+};
+const char* BargeInEventName(BargeInEvent e);
 
 class BargeInDetector {
  public:
@@ -49,13 +72,15 @@ class BargeInDetector {
   explicit BargeInDetector(const BargeInConfig& config);
 
   // One 20 ms frame: the VAD verdict on the inbound frame, and the level (dBFS) of the outbound
-  // frame sent at the same time (-120 or lower when Hotline is silent). Returns true on the frame
-  // where barge-in is detected (once; call Reset() to re-arm, e.g. when the agent speaks again).
-  bool Process(const VadFrame& inbound, float outbound_level_dbfs);
+  // frame sent at the same time (-120 or lower when Hotline is silent or paused). kBargeIn comes
+  // once (call Reset() to re-arm, e.g. when the agent speaks again); kPause is always followed
+  // by kResume or kBargeIn.
+  BargeInEvent Process(const VadFrame& inbound, float outbound_level_dbfs);
 
   // Qualifying caller speech counted so far (ms).
   int speech_ms() const { return speech_ms_; }
   bool triggered() const { return triggered_; }
+  bool paused() const { return paused_; }
   // Re-arms and forgets the outbound history.
   void Reset();
 
@@ -66,6 +91,8 @@ class BargeInDetector {
   int speech_ms_ = 0;
   int gap_ms_ = 0;
   bool triggered_ = false;
+  bool paused_ = false;
+  int paused_ms_ = 0;
 };
 
 }  // namespace hotline::audio

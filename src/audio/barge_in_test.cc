@@ -24,26 +24,75 @@ VadFrame Frame(bool speech, float level) {
   return f;
 }
 
-TEST(BargeIn, SustainedCallerSpeechInterruptsOnce) {
-  BargeInDetector d(BargeInConfig{});
-  int fired = 0;
-  int at = -1;
-  for (int i = 0; i < 50; ++i) {
-    if (d.Process(Frame(true, -25), -120)) {
-      ++fired;
-      at = i;
-    }
+constexpr auto kNone = BargeInEvent::kNone;
+constexpr auto kPause = BargeInEvent::kPause;
+constexpr auto kResume = BargeInEvent::kResume;
+constexpr auto kBargeIn = BargeInEvent::kBargeIn;
+
+// The frame index and kind of every event over `speech` (one flag per 20 ms frame).
+std::vector<std::pair<int, BargeInEvent>> Events(BargeInDetector& d, const std::vector<bool>& speech,
+                                                 float level = -25) {
+  std::vector<std::pair<int, BargeInEvent>> out;
+  for (size_t i = 0; i < speech.size(); ++i) {
+    BargeInEvent e = d.Process(Frame(speech[i], level), -120);
+    if (e != kNone) out.emplace_back(static_cast<int>(i), e);
   }
-  EXPECT_EQ(fired, 1);
-  EXPECT_EQ(at, 200 / kFrameMs - 1);
+  return out;
+}
+
+using EventList = std::vector<std::pair<int, BargeInEvent>>;
+
+TEST(BargeIn, SustainedCallerSpeechPausesThenInterruptsOnce) {
+  BargeInDetector d(BargeInConfig{});
+  EXPECT_EQ(Events(d, std::vector<bool>(50, true)),
+            (EventList{{80 / kFrameMs - 1, kPause}, {200 / kFrameMs - 1, kBargeIn}}));
+  EXPECT_TRUE(d.triggered());
+  EXPECT_FALSE(d.paused());
+}
+
+TEST(BargeIn, WithoutThePauseStageOnlyTheBargeInFires) {
+  BargeInConfig c;
+  c.pause_after_ms = 0;
+  BargeInDetector d(c);
+  EXPECT_EQ(Events(d, std::vector<bool>(50, true)), (EventList{{200 / kFrameMs - 1, kBargeIn}}));
 }
 
 TEST(BargeIn, ShortBurstsDoNotInterrupt) {
   BargeInDetector d(BargeInConfig{});
-  for (int i = 0; i < 100; ++i) {
-    bool speech = (i % 10) < 3;  // 60 ms "mm" every 200 ms: gaps longer than max_gap_ms
-    EXPECT_FALSE(d.Process(Frame(speech, -25), -120)) << i;
-  }
+  std::vector<bool> speech(100);
+  for (int i = 0; i < 100; ++i) speech[i] = (i % 10) < 3;  // 60 ms "mm" every 200 ms
+  EXPECT_EQ(Events(d, speech), EventList{});
+}
+
+TEST(BargeIn, ACoughPausesAndResumesWhenItEnds) {
+  BargeInDetector d(BargeInConfig{});
+  std::vector<bool> speech(40, false);
+  for (int i = 0; i < 6; ++i) speech[i] = true;  // 120 ms
+  // Paused at 80 ms; the count resets once the gap passes max_gap_ms (80 ms) after the cough.
+  EXPECT_EQ(Events(d, speech), (EventList{{3, kPause}, {6 + 80 / kFrameMs, kResume}}));
+  EXPECT_FALSE(d.triggered());
+}
+
+TEST(BargeIn, AnUnconfirmedPauseResumesAfterResumeAfterMs) {
+  BargeInDetector d(BargeInConfig{});
+  // 20 ms of speech every 80 ms: gaps short enough to keep counting, too sparse to confirm.
+  std::vector<bool> speech(60);
+  for (int i = 0; i < 60; ++i) speech[i] = i % 4 == 0;
+  const EventList events = Events(d, speech);
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events[0], std::make_pair(12, kPause));  // the 4th speech frame: 80 ms
+  EXPECT_EQ(events[1], std::make_pair(12 + 300 / kFrameMs, kResume));
+  for (const auto& e : events) EXPECT_NE(e.second, kBargeIn);
+}
+
+TEST(BargeIn, ValidatesThePauseStage) {
+  BargeInConfig c;
+  c.pause_after_ms = c.min_speech_ms;
+  EXPECT_FALSE(c.Validate().ok());
+  c.pause_after_ms = 0;
+  EXPECT_TRUE(c.Validate().ok());
+  c.resume_after_ms = 0;
+  EXPECT_FALSE(c.Validate().ok());
 }
 
 TEST(BargeIn, IgnoresEchoThatFollowsTheOutboundSignal) {
@@ -53,18 +102,18 @@ TEST(BargeIn, IgnoresEchoThatFollowsTheOutboundSignal) {
   for (int i = 0; i < 175; ++i) {  // ends while Hotline speaks
     float out = (i / 25) % 2 == 0 ? -15.0f : -120.0f;  // 500 ms on, 500 ms off
     bool echo = i >= 5 && ((i - 5) / 25) % 2 == 0;
-    EXPECT_FALSE(d.Process(Frame(echo, echo ? -27.0f : -70.0f), out)) << i;
+    EXPECT_EQ(d.Process(Frame(echo, echo ? -27.0f : -70.0f), out), kNone) << i;
   }
   // The echo tail (up to echo_tail_ms after the outbound stops) is ignored as well.
   for (int i = 0; i < c.echo_tail_ms / kFrameMs; ++i) {
-    EXPECT_FALSE(d.Process(Frame(true, -27), -120)) << i;
+    EXPECT_EQ(d.Process(Frame(true, -27), -120), kNone) << i;
   }
 }
 
 TEST(BargeIn, CallerLouderThanTheEchoGetsThrough) {
   BargeInDetector d(BargeInConfig{});
   bool fired = false;
-  for (int i = 0; i < 30 && !fired; ++i) fired = d.Process(Frame(true, -20), -15);
+  for (int i = 0; i < 30 && !fired; ++i) fired = d.Process(Frame(true, -20), -15) == kBargeIn;
   EXPECT_TRUE(fired);
   d.Reset();
   EXPECT_FALSE(d.triggered());
@@ -85,6 +134,7 @@ TEST(BargeIn, RealSpeechEchoVersusCaller) {
     ASSERT_TRUE(vad.ok());
     BargeInDetector d(BargeInConfig{});
     bool fired = false;
+    bool paused = false;
     std::vector<int16_t> in(n);
     for (size_t i = 0; i + n <= speech.size(); i += n) {
       for (size_t k = 0; k < n; ++k) {
@@ -96,9 +146,12 @@ TEST(BargeIn, RealSpeechEchoVersusCaller) {
       auto r = vad->Process(AudioView(in, 16000));
       ASSERT_TRUE(r.ok());
       float out_level = LevelDbfs(std::span<const int16_t>(speech).subspan(i, n));
-      fired |= d.Process(*r, out_level);
+      const BargeInEvent e = d.Process(*r, out_level);
+      fired |= e == kBargeIn;
+      paused |= e == kPause;
     }
     EXPECT_EQ(fired, caller);
+    EXPECT_EQ(paused, caller);  // the echo alone never even pauses the agent
   }
 }
 

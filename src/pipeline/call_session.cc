@@ -185,10 +185,11 @@ void CallSession::MarkPlayed(std::string_view name) {
   (void)core->listen.Post([core, n = std::string(name)] {
     std::lock_guard lock(core->mu);
     // The transport says the last audio sent has played: trust it over the estimate.
-    if (n == core->last_mark) {
+    if (n == core->last_mark && core->mark_outstanding) {
+      core->mark_outstanding = false;
       const int64_t now = core->stream_ms.load();
       if (core->play_end_ms > now) core->play_end_ms = now;
-      core->out_levels.clear();
+      core->out_frames.clear();
     }
   });
 }
@@ -275,7 +276,19 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
     out_level = OutboundLevelLocked(now_ms);
   }
   if (playing) {
-    if (barge.Process(*verdict, out_level)) BargeIn();
+    switch (barge.Process(*verdict, out_level)) {
+      case audio::BargeInEvent::kPause:
+        PauseOutput();
+        break;
+      case audio::BargeInEvent::kResume:
+        ResumeOutput();
+        break;
+      case audio::BargeInEvent::kBargeIn:
+        BargeIn();
+        break;
+      case audio::BargeInEvent::kNone:
+        break;
+    }
   } else if (was_playing) {
     barge.Reset();
   }
@@ -356,12 +369,63 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
   CheckTimers();
 }
 
+void CallSession::Core::PauseOutput() {
+  const int64_t now = stream_ms.load();
+  {
+    std::lock_guard lock(mu);
+    if (closed.load()) return;
+    paused = true;
+    // The frame playing now is lost (its start is heard again on resume only if it had not begun).
+    for (OutFrame& f : out_frames) {
+      if (f.start_ms >= now) held.push_back(std::move(f));
+    }
+    out_frames.clear();
+    play_end_ms = now;
+    if (mark_outstanding) {  // the transport reports a cleared mark as played: send it anew
+      mark_outstanding = false;
+      mark_held = true;
+    }
+    sink->Clear();
+  }
+  metrics.barge_in_pauses.Increment();
+  HLOG_DEBUG("call {}: playback paused for probable barge-in", info.call_id);
+}
+
+void CallSession::Core::ResumeOutput() {
+  {
+    std::lock_guard lock(mu);
+    paused = false;
+    if (closed.load()) {
+      held.clear();
+      return;
+    }
+    SendOutFramesLocked(held);
+    if (mark_held) {
+      mark_held = false;
+      // A new name: the transport may still report the cleared mark as played.
+      last_mark += "-r" + std::to_string(++resumes);
+      sink->SendMark(last_mark);
+      mark_outstanding = true;
+    }
+    if (action != AfterSpeech::kNone && action_armed) {
+      action_at_ms = std::max(play_end_ms, stream_ms.load());
+    }
+  }
+  metrics.barge_in_resumes.Increment();
+  HLOG_DEBUG("call {}: playback resumed, the barge-in was not confirmed", info.call_id);
+}
+
 void CallSession::Core::BargeIn() {
   barged = true;
   std::shared_ptr<CancelToken> token;
   int idx;
   {
     std::lock_guard lock(mu);
+    const bool was_paused = paused;
+    paused = false;
+    held.clear();
+    mark_held = false;
+    mark_outstanding = false;
     idx = active_turn;
     if (active_cancel) active_cancel->Cancel();
     if (idx >= 0) {
@@ -370,10 +434,10 @@ void CallSession::Core::BargeIn() {
     }
     if (answer_turn == idx) answer_pending = false;
     play_end_ms = stream_ms.load();
-    out_levels.clear();
+    out_frames.clear();
     action = AfterSpeech::kNone;  // an interrupted goodbye does not hang up
     action_armed = false;
-    if (!closed.load()) sink->Clear();
+    if (!closed.load() && !was_paused) sink->Clear();
   }
   metrics.barge_ins.Increment();
   HLOG_DEBUG("call {}: barge-in on turn {}", info.call_id, idx);
@@ -475,7 +539,7 @@ void CallSession::Core::CheckTimers() {
   std::string reason;
   {
     std::lock_guard lock(mu);
-    if (action != AfterSpeech::kNone && action_armed && now >= action_at_ms) {
+    if (action != AfterSpeech::kNone && action_armed && !paused && now >= action_at_ms) {
       act = action;
       reason = action_reason;
       action = AfterSpeech::kNone;
@@ -585,6 +649,10 @@ int CallSession::Core::BeginTurn(TurnReport report, std::shared_ptr<CancelToken>
     answer_pending = false;
     action = AfterSpeech::kNone;
     action_armed = false;
+    // Audio of the superseded turn held by a pause never plays (the pause itself stays until
+    // the barge-in detector settles it).
+    held.clear();
+    mark_held = false;
   }
   if (previous >= 0) FinishTurn(previous);
   return idx;

@@ -100,8 +100,22 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   std::string action_reason;
   bool action_armed = false;
   int64_t action_at_ms = 0;
-  int64_t play_end_ms = 0;                         // inbound time when sent audio ends playing
-  std::deque<std::pair<int64_t, float>> out_levels;  // (start ms, dBFS) of unplayed frames
+  int64_t play_end_ms = 0;  // inbound time when sent audio ends playing
+  // One 20 ms frame of agent audio as sent to the transport.
+  struct OutFrame {
+    int64_t start_ms = 0;  // inbound time it starts playing (estimate)
+    float level_dbfs = -120.0f;
+    std::vector<uint8_t> bytes;  // encoded, ready to send again after a pause
+  };
+  std::deque<OutFrame> out_frames;  // sent and not yet played, in order
+  // A probable barge-in stopped playback (sink->Clear()) pending confirmation. The audio that
+  // had not played, and what the speak strand produces meanwhile, waits in `held`; an
+  // unconfirmed pause sends it again, a confirmed one drops it.
+  bool paused = false;
+  std::deque<OutFrame> held;
+  bool mark_outstanding = false;  // last_mark sent, not yet reported played
+  bool mark_held = false;         // a turn-end mark to send after the held audio
+  int resumes = 0;                // makes marks sent after a resume unique
   std::string last_mark;
   // The answer prepared from a stable partial (work before the caller finishes).
   struct Prework {
@@ -132,6 +146,9 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   void ProcessFrame(audio::AudioView frame);
   void EndOfTurn(const audio::EndpointUpdate& u);
   void BargeIn();
+  // The two stages before a confirmed barge-in (listen strand).
+  void PauseOutput();
+  void ResumeOutput();
   void CheckTimers();
   void SubmitDtmf();
   void StartPrework(const std::string& partial);
@@ -163,7 +180,10 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   void ResetOutput();
   void Stamp(int idx, double TurnLedger::*field);
   // The agent's audio is playing at inbound time `now_ms` (REQUIRES: mu held).
-  bool PlayingLocked(int64_t now_ms) const { return play_end_ms > now_ms; }
+  // A pause counts as playing: the caller is still heard as talking over the agent.
+  bool PlayingLocked(int64_t now_ms) const { return paused || play_end_ms > now_ms; }
+  // Sends `frames` (mu held): starts playing after what is queued, joins out_frames.
+  void SendOutFramesLocked(std::deque<OutFrame>& frames);
   float OutboundLevelLocked(int64_t now_ms);
 };
 

@@ -23,11 +23,28 @@ void CallSession::Core::Stamp(int idx, double TurnLedger::*field) {
 }
 
 float CallSession::Core::OutboundLevelLocked(int64_t now_ms) {
-  while (!out_levels.empty() && out_levels.front().first + audio::kFrameMs <= now_ms) {
-    out_levels.pop_front();
+  while (!out_frames.empty() && out_frames.front().start_ms + audio::kFrameMs <= now_ms) {
+    out_frames.pop_front();
   }
-  if (out_levels.empty() || out_levels.front().first > now_ms) return -120.0f;
-  return out_levels.front().second;
+  if (out_frames.empty() || out_frames.front().start_ms > now_ms) return -120.0f;
+  return out_frames.front().level_dbfs;
+}
+
+void CallSession::Core::SendOutFramesLocked(std::deque<OutFrame>& frames) {
+  if (frames.empty()) return;
+  // Not out_bytes: a resume runs on the listen strand while the speak strand encodes.
+  std::vector<uint8_t> bytes;
+  bytes.reserve(frames.size() * frames.front().bytes.size());
+  for (const OutFrame& f : frames) bytes.insert(bytes.end(), f.bytes.begin(), f.bytes.end());
+  sink->SendAudio(bytes);
+  int64_t start = std::max(play_end_ms, stream_ms.load());
+  for (OutFrame& f : frames) {
+    f.start_ms = start;
+    start += audio::kFrameMs;
+    out_frames.push_back(std::move(f));
+  }
+  frames.clear();
+  play_end_ms = start;
 }
 
 void CallSession::Core::PostSpeak(int idx, std::shared_ptr<CancelToken> token,
@@ -104,7 +121,12 @@ void CallSession::Core::RunSpeak(int idx, const std::shared_ptr<CancelToken>& to
     std::lock_guard lock(mu);
     if (!token->cancelled() && !closed.load()) {
       last_mark = "turn-" + std::to_string(idx);
-      sink->SendMark(last_mark);
+      if (paused) {
+        mark_held = true;  // sent after the held audio, if it plays
+      } else {
+        sink->SendMark(last_mark);
+        mark_outstanding = true;
+      }
       if (after != AfterSpeech::kNone) {
         action = after;
         action_reason = reason;
@@ -204,6 +226,7 @@ Status CallSession::Core::EmitPcm(int idx, const CancelToken& token,
 Status CallSession::Core::SendFrames(int idx, const CancelToken& token,
                                      std::span<const int16_t> pcm) {
   const size_t frame = audio::SamplesForMs(info.format.sample_rate_hz, audio::kFrameMs);
+  if (pcm.size() < frame) return Status::Ok();  // callers send whole frames
   switch (info.format.codec) {
     case audio::Codec::kMulaw:
       out_bytes.resize(pcm.size());
@@ -222,18 +245,25 @@ Status CallSession::Core::SendFrames(int idx, const CancelToken& token,
       }
       break;
   }
+  const size_t frame_bytes = out_bytes.size() / pcm.size() * frame;  // whole frames only
+  std::deque<OutFrame> frames;
+  for (size_t at = 0, k = 0; at + frame <= pcm.size(); at += frame, ++k) {
+    OutFrame f;
+    f.level_dbfs = audio::LevelDbfs(pcm.subspan(at, frame));
+    f.bytes.assign(out_bytes.begin() + static_cast<ptrdiff_t>(k * frame_bytes),
+                   out_bytes.begin() + static_cast<ptrdiff_t>((k + 1) * frame_bytes));
+    frames.push_back(std::move(f));
+  }
   bool first = false;
   {
     // Under mu so that a barge-in's Clear() is never overtaken by audio of the cancelled turn.
     std::lock_guard lock(mu);
     if (token.cancelled() || closed.load()) return CancelledError("speech cancelled");
-    sink->SendAudio(out_bytes);
-    int64_t start = std::max(play_end_ms, stream_ms.load());
-    for (size_t at = 0; at + frame <= pcm.size(); at += frame) {
-      out_levels.emplace_back(start, audio::LevelDbfs(pcm.subspan(at, frame)));
-      start += audio::kFrameMs;
+    if (paused) {
+      for (OutFrame& f : frames) held.push_back(std::move(f));
+    } else {
+      SendOutFramesLocked(frames);
     }
-    play_end_ms = start;
     if (idx >= 0 && turns[idx].ledger.first_audio_sent < 0) {
       turns[idx].ledger.first_audio_sent = NowMs();
       first = true;

@@ -186,6 +186,31 @@ TEST_F(CallSessionTest, BargeInClearsCancelsAndListens) {
   ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 2; }));
 }
 
+TEST_F(CallSessionTest, ACoughPausesTheAgentThenItCarriesOn) {
+  answerer_.stream_sentences = {"First, let me look that up for you in our records.",
+                                "This second sentence is also rather long to speak."};
+  StartCall();
+  Say();
+  // The whole answer has been sent (its end mark too) and is playing.
+  ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
+  const size_t sent = sink_->bytes();
+  // 120 ms of loud caller sound: enough to pause playback, too short to confirm a barge-in.
+  Feed(Vowel(120, 6000));
+  EXPECT_EQ(sink_->clears(), 1);
+  Feed(Silence(200));
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_barge_in_pauses_total", "").value(), 1u);
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_barge_in_resumes_total", "").value(), 1u);
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_barge_ins_total", "").value(), 0u);
+  // The unplayed rest of the answer went out again, followed by a fresh end mark.
+  EXPECT_GT(sink_->bytes(), sent);
+  auto marks = sink_->marks();
+  ASSERT_EQ(marks.size(), 2u);
+  EXPECT_EQ(marks[1], marks[0] + "-r1");
+  FeedUntilIdle();
+  EXPECT_EQ(session_->Turns()[0].outcome, "answered");
+  EXPECT_EQ(sink_->clears(), 1);
+}
+
 TEST_F(CallSessionTest, RepromptsThenSaysGoodbyeAndHangsUp) {
   res_.call.reprompt_after_ms = 1000;
   res_.call.reprompt_max = 1;

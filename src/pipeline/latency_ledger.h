@@ -49,6 +49,8 @@ struct PipelineMetrics {
   Counter& calls;
   Counter& turns;
   Counter& barge_ins;
+  Counter& barge_in_pauses;   // playback paused for probable caller speech
+  Counter& barge_in_resumes;  // ... and resumed, the speech not confirmed
   Counter& reprompts;
   Counter& hangups;
   Counter& transfers;
