@@ -5,7 +5,7 @@
 // questions twice (the second round is answerable from the caches), and the whole run is
 // repeated with one call as the baseline, so the figures print as ratios against it.
 //
-// usage: bench_calls [--calls N] [--questions K] [--no-baseline] [--cmn-per-stream]
+// usage: bench_calls [--calls N] [--questions K] [--no-baseline] [--cmn-per-stream] [--no-lead-trim]
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -189,14 +189,15 @@ void Report(const char* name, const RunResult& r, int endpointing_ms) {
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   int calls = 8, per_call = 3;
-  bool baseline = true, cmn_per_stream = false;
+  bool baseline = true, cmn_per_stream = false, lead_trim = true;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--calls") && i + 1 < argc) calls = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--questions") && i + 1 < argc) per_call = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-baseline")) baseline = false;
     else if (!std::strcmp(argv[i], "--cmn-per-stream")) cmn_per_stream = true;
+    else if (!std::strcmp(argv[i], "--no-lead-trim")) lead_trim = false;
     else {
-      std::fprintf(stderr, "usage: bench_calls [--calls N] [--questions K] [--no-baseline] [--cmn-per-stream]\n");
+      std::fprintf(stderr, "usage: bench_calls [--calls N] [--questions K] [--no-baseline] [--cmn-per-stream] [--no-lead-trim]\n");
       return 2;
     }
   }
@@ -211,6 +212,7 @@ int main(int argc, char** argv) {
   o.kb_csv = std::string(HOTLINE_SOURCE_DIR) + "/assets/kb/bitext_kb.csv";
   o.call.reprompt_after_ms = 60000;
   o.asr.pocketsphinx.cmn_per_stream = cmn_per_stream;
+  if (!lead_trim) o.call.lead_trim_max_ms = 0;
   const long rss0 = RssKb();
   auto stack = pipeline::CallStack::Build(o);
   if (!stack.ok()) Die("call stack", stack.status());

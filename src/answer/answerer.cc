@@ -123,7 +123,7 @@ Result<AnswerResult> Answerer::Answer(std::string_view turn, CallerSession& call
                                       const AnswerOptions& options) {
   Turn t(options, *parts_.clock);
   ASSIGN_OR_RETURN(AnswerResult r, AnswerTurn(turn, caller, history, t));
-  if (!t.streamed) {
+  if (!t.streamed && (options.stream_fallback || r.tier != AnswerTierId::kFallback)) {
     for (std::string& sentence : SplitSentences(r.text)) {
       if (!t.Deliver(std::move(sentence))) break;
     }

@@ -130,6 +130,9 @@ struct AnswerOptions {
   std::function<bool(std::string_view sentence)> on_sentence;
   // Raised from any thread (barge-in, hang-up): the model stops and the answer is not cached.
   const CancelToken* cancel = nullptr;
+  // false: a fallback answer (no tier could answer) is returned without going through
+  // on_sentence, for a caller that says something else first (e.g. asks to rephrase).
+  bool stream_fallback = true;
 };
 
 struct AnswererConfig {

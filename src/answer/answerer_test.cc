@@ -171,6 +171,17 @@ TEST(Answerer, ReportsWhichTierAnswered) {
 
   World no_llm(false);
   EXPECT_EQ(no_llm.Ask("When are you open?", caller).tier, AnswerTierId::kFallback);
+
+  // A listener that says something else on a miss gets the fallback without its sentences.
+  int streamed = 0;
+  AnswerOptions quiet_miss;
+  quiet_miss.on_sentence = [&](std::string_view) { return ++streamed > 0; };
+  quiet_miss.stream_fallback = false;
+  auto miss = no_llm.answerer->Answer("When are you open?", caller, {}, quiet_miss);
+  ASSERT_TRUE(miss.ok()) << miss.status();
+  EXPECT_EQ(miss->tier, AnswerTierId::kFallback);
+  EXPECT_FALSE(miss->text.empty());
+  EXPECT_EQ(streamed, 0);
 }
 
 TEST(Answerer, AFailingTierFallsThrough) {

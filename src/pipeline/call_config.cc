@@ -30,6 +30,12 @@ Status CallConfig::Validate() const {
     return InvalidArgumentError("output_chunk_ms must be a multiple of 20, got " +
                                 std::to_string(output_chunk_ms));
   }
+  RETURN_IF_ERROR(CheckRange("fallback_retries", fallback_retries, 0, 10));
+  RETURN_IF_ERROR(CheckRange("lead_trim_max_ms", lead_trim_max_ms, 0, 2000));
+  if (!(lead_trim_dbfs >= -90 && lead_trim_dbfs <= -20)) {
+    return InvalidArgumentError("lead_trim_dbfs must be in [-90, -20], got " +
+                                std::to_string(lead_trim_dbfs));
+  }
   RETURN_IF_ERROR(CheckRange("prework_min_words", prework_min_words, 1, 100));
   RETURN_IF_ERROR(CheckRange("history_turns", history_turns, 0, 50));
   RETURN_IF_ERROR(CheckRange("record_queue", record_queue, 1, 1 << 20));

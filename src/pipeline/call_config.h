@@ -29,6 +29,12 @@ struct CallConfig {
   std::string transfer_text = "Of course. Let me transfer you to an agent.";
   // Said when a stage fails (recognizer, answer, synthesis).
   std::string error_text = "Sorry, something went wrong on my side. Could you say that again?";
+  // Consecutive questions no answer tier could answer that get `rephrase_text` (and the call
+  // goes on) before the next one is handed to a human agent. Most misses are misrecognitions or
+  // unusual phrasings that a second try fixes; 0 transfers at the first miss.
+  int fallback_retries = 1;
+  std::string rephrase_text =
+      "Sorry, I'm not sure I understood. Could you say that in another way?";
   // Said when a turn was heard but nothing was recognized.
   std::string not_heard_text = "Sorry, I didn't catch that. Could you say it again?";
   // A turn whose normalized text is one of these, or ends with one, ends the call politely.
@@ -58,6 +64,12 @@ struct CallConfig {
   // Agent audio per SendAudio call (a multiple of 20 ms). Larger means fewer transport messages;
   // smaller reacts to barge-in with less audio already handed over.
   int output_chunk_ms = 20;
+  // Leading silence of each turn's speech is not sent: synthesizers open an utterance with up to
+  // ~200 ms of near-silence (flite: -65 dBFS), which only delays the first audible word. Audio
+  // is dropped until a 5 ms window is louder than `lead_trim_dbfs`, at most `lead_trim_max_ms`
+  // per turn (0 = keep everything).
+  double lead_trim_dbfs = -50.0;
+  int lead_trim_max_ms = 400;
   // Work before the caller finishes: when the ASR partial is stable, ask the answerer what the
   // cached tiers would answer and synthesize it ahead; at end of turn, a final transcript equal
   // to that partial is answered with the prepared audio at once. Costs a look-up and a synthesis
@@ -87,6 +99,9 @@ struct CallConfig {
     v.Field("busy_text", busy_text, "Said when a stage times out or the server is overloaded");
     v.Field("transfer_text", transfer_text, "Said before transferring to a human agent");
     v.Field("error_text", error_text, "Said when a stage fails");
+    v.Field("fallback_retries", fallback_retries,
+            "Unanswerable questions in a row answered with rephrase_text before a transfer");
+    v.Field("rephrase_text", rephrase_text, "Asks the caller to rephrase an unanswerable question");
     v.Field("not_heard_text", not_heard_text, "Said when a turn was heard but not recognized");
     v.Field("goodbye_phrases", goodbye_phrases, "Caller phrases that end the call");
     v.Field("agent_phrases", agent_phrases, "Caller phrases that ask for a human agent");
@@ -98,6 +113,10 @@ struct CallConfig {
     v.Field("max_push_bytes", max_push_bytes, "Largest inbound audio payload (bytes)");
     v.Field("preroll_ms", preroll_ms, "Audio before the utterance opened fed to the recognizer (ms)");
     v.Field("output_chunk_ms", output_chunk_ms, "Agent audio per SendAudio call (ms, multiple of 20)");
+    v.Field("lead_trim_dbfs", lead_trim_dbfs,
+            "Leading audio of a turn quieter than this is not sent (dBFS)");
+    v.Field("lead_trim_max_ms", lead_trim_max_ms,
+            "Most leading quiet audio dropped per turn (ms; 0 = none)");
     v.Field("prework", prework, "Prepare cached answers' audio while the caller is still talking");
     v.Field("prework_min_words", prework_min_words, "Words a stable partial needs to be looked up ahead");
     v.Field("prework_ends_turn", prework_ends_turn,

@@ -672,6 +672,7 @@ void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token,
     std::vector<answer::ChatMessage> history = self->history;
     AnswerHooks hooks;
     hooks.cancel = token.get();
+    hooks.stream_fallback = self->misses >= self->res.call.fallback_retries;
     double first_sentence_at = -1;
     hooks.on_sentence = [&](std::string_view sentence) {
       if (first_sentence_at < 0) first_sentence_at = self->NowMs();
@@ -705,13 +706,20 @@ void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token,
       return;
     }
     self->metrics.CountTier(result->tier);
+    // An unanswerable question is first met with a request to rephrase; only repeated misses
+    // go to a human.
+    const bool rephrase = result->fallback && !result->streamed &&
+                          self->misses < self->res.call.fallback_retries;
+    self->misses = result->fallback ? self->misses + 1 : 0;
+    if (rephrase) result->text = self->res.call.rephrase_text;
+    const bool transfer = result->fallback && !rephrase;
     {
       std::lock_guard lock(self->mu);
       TurnReport& t = self->turns[idx];
       t.answer = result->text;
       t.tier = result->tier;
       t.personal = result->personal;
-      t.outcome = result->fallback ? "transfer" : "answered";
+      t.outcome = transfer ? "transfer" : rephrase ? "rephrase" : "answered";
     }
     self->history.push_back({"user", Redacted(text)});
     self->history.push_back({"assistant", result->personal ? "<personal>" : result->text});
@@ -720,8 +728,8 @@ void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token,
       self->history.erase(self->history.begin(),
                           self->history.end() - static_cast<ptrdiff_t>(keep));
     }
-    AfterSpeech after = result->fallback ? AfterSpeech::kTransfer : AfterSpeech::kNone;
-    std::string reason = result->fallback ? "no answer tier could answer" : "";
+    AfterSpeech after = transfer ? AfterSpeech::kTransfer : AfterSpeech::kNone;
+    std::string reason = transfer ? "no answer tier could answer" : "";
     std::vector<std::string> pieces;
     if (!result->streamed) pieces.push_back(result->text);
     self->PostSpeak(idx, token, std::move(pieces), result->personal, true, after, reason, busy);

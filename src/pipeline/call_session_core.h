@@ -129,6 +129,7 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // ---- answer strand ----
   answer::CallerSession caller;
   std::vector<answer::ChatMessage> history;
+  int misses = 0;  // unanswerable questions in a row
 
   // ---- speak strand ----
   std::unique_ptr<tts::Synthesizer> synth;
@@ -137,6 +138,8 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   std::vector<int16_t> out_pcm;
   std::vector<int16_t> out_scratch;
   std::vector<uint8_t> out_bytes;
+  int64_t lead_trimmed = 0;  // samples of leading quiet dropped this turn
+  bool lead_done = false;    // the turn's first audible sample has been sent
   // Audio synthesized for the turn being spoken, stored in the audio cache once the turn's
   // answer is known not to be personal.
   std::vector<std::pair<std::string, audio::AudioBuffer>> pending_cache;
@@ -178,6 +181,8 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   Status EmitPcm(int idx, const CancelToken& token, std::span<const int16_t> samples);
   Status SendFrames(int idx, const CancelToken& token, std::span<const int16_t> pcm);
   void ResetOutput();
+  // The part of `samples` (synthesizer rate) to send, minus the turn's leading quiet.
+  std::span<const int16_t> TrimLead(std::span<const int16_t> samples);
   void Stamp(int idx, double TurnLedger::*field);
   // The agent's audio is playing at inbound time `now_ms` (REQUIRES: mu held).
   // A pause counts as playing: the caller is still heard as talking over the agent.

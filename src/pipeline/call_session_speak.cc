@@ -206,6 +206,10 @@ void CallSession::Core::Prepare(const std::vector<std::string>& sentences) {
 Status CallSession::Core::EmitPcm(int idx, const CancelToken& token,
                                   std::span<const int16_t> samples) {
   if (token.cancelled() || closed.load()) return CancelledError("speech cancelled");
+  if (!lead_done) {
+    samples = TrimLead(samples);
+    if (samples.empty()) return Status::Ok();
+  }
   if (out_resampler) {
     out_scratch.clear();
     RETURN_IF_ERROR(out_resampler->Process(samples, out_scratch));
@@ -274,7 +278,38 @@ Status CallSession::Core::SendFrames(int idx, const CancelToken& token,
   return Status::Ok();
 }
 
+std::span<const int16_t> CallSession::Core::TrimLead(std::span<const int16_t> samples) {
+  const int rate = synth->sample_rate_hz();
+  const int64_t max_samples = static_cast<int64_t>(res.call.lead_trim_max_ms) * rate / 1000;
+  if (max_samples == 0) {
+    lead_done = true;
+    return samples;
+  }
+  const size_t window = static_cast<size_t>(std::max(1, rate / 200));  // 5 ms
+  const double amplitude = std::pow(10.0, res.call.lead_trim_dbfs / 20.0) * 32768.0;
+  const double threshold = amplitude * amplitude * static_cast<double>(window);
+  for (size_t at = 0; at + window <= samples.size(); at += window) {
+    if (lead_trimmed + static_cast<int64_t>(at) >= max_samples) {
+      lead_done = true;
+      return samples.subspan(at);
+    }
+    double energy = 0;
+    for (size_t k = at; k < at + window; ++k) {
+      energy += static_cast<double>(samples[k]) * samples[k];
+    }
+    if (energy > threshold) {
+      lead_done = true;
+      return samples.subspan(at >= window ? at - window : 0);  // 5 ms of onset kept
+    }
+  }
+  lead_trimmed += static_cast<int64_t>(samples.size());
+  if (lead_trimmed >= max_samples) lead_done = true;
+  return {};
+}
+
 void CallSession::Core::ResetOutput() {
+  lead_trimmed = 0;
+  lead_done = res.call.lead_trim_max_ms == 0;
   out_pcm.clear();
   pending_cache.clear();
   if (out_resampler) out_resampler->Reset();

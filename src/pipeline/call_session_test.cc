@@ -211,6 +211,27 @@ TEST_F(CallSessionTest, ACoughPausesTheAgentThenItCarriesOn) {
   EXPECT_EQ(sink_->clears(), 1);
 }
 
+TEST_F(CallSessionTest, LeadingSilenceOfATurnIsNotSent) {
+  answerer_.stream_sentences = {"One.", "Two."};
+  synth_->lead_silence_ms = 200;  // the synthesizer opens each utterance with silence
+  StartCall();
+  Say();
+  FeedUntilIdle();
+  // "One." and "Two." are 40 ms of tone each (10 ms per character); only the turn's opening
+  // silence is dropped, the pause between the sentences stays.
+  EXPECT_EQ(sink_->bytes(), (40 + 200 + 40) * 8u);
+}
+
+TEST_F(CallSessionTest, LeadTrimOffSendsEverything) {
+  answerer_.stream_sentences = {"One.", "Two."};
+  synth_->lead_silence_ms = 200;
+  res_.call.lead_trim_max_ms = 0;
+  StartCall();
+  Say();
+  FeedUntilIdle();
+  EXPECT_EQ(sink_->bytes(), (200 + 40 + 200 + 40) * 8u);
+}
+
 TEST_F(CallSessionTest, RepromptsThenSaysGoodbyeAndHangsUp) {
   res_.call.reprompt_after_ms = 1000;
   res_.call.reprompt_max = 1;
@@ -251,14 +272,31 @@ TEST_F(CallSessionTest, AgentRequestTransfers) {
   EXPECT_EQ(LastTurn().answer, res_.call.transfer_text);
 }
 
-TEST_F(CallSessionTest, AnswererFallbackTransfers) {
+TEST_F(CallSessionTest, AnswererFallbackAsksToRephraseThenTransfers) {
   answerer_.fallback = true;
   answerer_.reply = "I'm not sure. Let me transfer you.";
   StartCall();
   Say();
   FeedUntilIdle();
+  EXPECT_TRUE(sink_->transfer().empty());
+  EXPECT_EQ(LastTurn().outcome, "rephrase");
+  EXPECT_EQ(LastTurn().answer, res_.call.rephrase_text);
+  // The second miss in a row goes to a human.
+  Say();
+  FeedUntilIdle();
   ASSERT_TRUE(WaitFor([&] { return !sink_->transfer().empty(); }));
   EXPECT_EQ(sink_->transfer(), "no answer tier could answer");
+  EXPECT_EQ(LastTurn().outcome, "transfer");
+  EXPECT_EQ(LastTurn().answer, answerer_.reply);
+}
+
+TEST_F(CallSessionTest, AnswererFallbackTransfersAtOnceWithoutRetries) {
+  res_.call.fallback_retries = 0;
+  answerer_.fallback = true;
+  StartCall();
+  Say();
+  FeedUntilIdle();
+  ASSERT_TRUE(WaitFor([&] { return !sink_->transfer().empty(); }));
   EXPECT_EQ(LastTurn().outcome, "transfer");
 }
 

@@ -24,6 +24,7 @@ Result<TurnAnswer> AnswererAdapter::Answer(std::string_view turn, answer::Caller
                                            const AnswerHooks& hooks) {
   answer::AnswerOptions options;
   options.cancel = hooks.cancel;
+  options.stream_fallback = hooks.stream_fallback;
   if (hooks.on_sentence) {
     options.on_sentence = [&](std::string_view sentence) {
       hooks.on_sentence(sentence);
@@ -33,7 +34,7 @@ Result<TurnAnswer> AnswererAdapter::Answer(std::string_view turn, answer::Caller
   ASSIGN_OR_RETURN(answer::AnswerResult r, answerer_.Answer(turn, caller, history, options));
   if (r.cancelled) return CancelledError("answer cancelled");
   TurnAnswer a = FromResult(r);
-  a.streamed = static_cast<bool>(hooks.on_sentence);
+  a.streamed = static_cast<bool>(hooks.on_sentence) && (hooks.stream_fallback || !a.fallback);
   return a;
 }
 

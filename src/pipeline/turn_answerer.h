@@ -44,6 +44,9 @@ struct AnswerHooks {
   const CancelToken* cancel = nullptr;  // raised on barge-in, time-out or hang-up
   // A final spoken sentence, in order, as soon as it is ready. May be null.
   std::function<void(std::string_view sentence)> on_sentence;
+  // false: a fallback answer is not streamed (TurnAnswer::streamed stays false), so the session
+  // can say something else instead.
+  bool stream_fallback = true;
 };
 
 class TurnAnswerer {

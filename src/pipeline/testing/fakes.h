@@ -123,6 +123,7 @@ class FakeSynthesizer : public tts::Synthesizer {
     std::vector<std::string> texts;
     std::string fail_when_contains;  // texts containing this fail
     int ms_per_char = 10;
+    int lead_silence_ms = 0;  // each utterance opens with this much digital silence
   };
   explicit FakeSynthesizer(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
   std::string_view backend() const override { return "fake"; }
@@ -131,8 +132,10 @@ class FakeSynthesizer : public tts::Synthesizer {
   Status Synthesize(std::string_view text, const tts::AudioChunkCallback& on_chunk,
                     const CancelToken* cancel) override {
     int ms;
+    int lead_ms;
     {
       std::lock_guard lock(shared_->mu);
+      lead_ms = shared_->lead_silence_ms;
       shared_->texts.emplace_back(text);
       if (!shared_->fail_when_contains.empty() &&
           text.find(shared_->fail_when_contains) != std::string_view::npos) {
@@ -141,6 +144,7 @@ class FakeSynthesizer : public tts::Synthesizer {
       ms = shared_->ms_per_char * static_cast<int>(text.size());
     }
     std::vector<int16_t> chunk(160);
+    for (int at = 0; at < lead_ms; at += 20) RETURN_IF_ERROR(on_chunk(chunk));
     size_t n = 0;
     for (int at = 0; at < ms; at += 20) {
       if (IsCancelled(cancel)) return CancelledError("cancelled");
@@ -209,7 +213,7 @@ class FakeAnswerer : public TurnAnswerer {
     a.sentences = sentences.empty() ? std::vector<std::string>{reply} : sentences;
     a.tier = fallback ? "fallback" : "kb";
     a.fallback = fallback;
-    a.streamed = !sentences.empty();
+    a.streamed = !sentences.empty() && (hooks.stream_fallback || !fallback);
     return a;
   }
   Result<TurnAnswer> SubmitPin(answer::CallerSession&, std::string_view digits) override {

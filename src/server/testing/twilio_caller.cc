@@ -248,20 +248,24 @@ void TwilioCaller::OnText(const std::string& text, Clock::time_point at) {
     audio::DecodeMulaw(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()),
                                                 bytes->size()),
                        pcm);
+    // Twilio plays what it is sent in real time, after what is already queued: a frame is
+    // heard when the frames before it have played, not when it arrives.
     for (size_t i = 0; i < pcm.size(); i += kFrameBytes) {
       const size_t end = std::min(pcm.size(), i + kFrameBytes);
       double power = 0;
       for (size_t k = i; k < end; ++k) power += static_cast<double>(pcm[k]) * pcm[k];
       const bool audible = std::sqrt(power / std::max<size_t>(1, end - i)) > kAudibleRms;
-      frames_.push_back({at, audible});
+      const Clock::time_point start = std::max(play_end_, at);
+      frames_.push_back({start, audible});
+      play_end_ = start + std::chrono::microseconds(static_cast<int64_t>(end - i) * 125);
     }
     received_.insert(received_.end(), pcm.begin(), pcm.end());
-    const auto duration = std::chrono::microseconds(static_cast<int64_t>(pcm.size()) * 125);
-    play_end_ = std::max(play_end_, at) + duration;
   } else if (event == "mark") {
     pending_marks_.emplace_back(std::max(play_end_, at), m["mark"]["name"].get<std::string>());
   } else if (event == "clear") {
     clears_.push_back(at);
+    // Queued frames that had not started playing are never heard.
+    while (!frames_.empty() && frames_.back().at > at) frames_.pop_back();
     play_end_ = at;
     for (auto& pm : pending_marks_) pm.first = at;
   }

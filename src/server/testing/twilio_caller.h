@@ -58,7 +58,8 @@ class TwilioCaller {
   // Agent audio received so far as 8 kHz PCM16, and per received frame (20 ms of μ-law) its
   // arrival time and whether it is audible (RMS above about -50 dBFS).
   std::vector<int16_t> ReceivedAudio() const;
-  // Arrival time of the first audible agent frame after `t`, if any.
+  // When the first audible agent frame after `t` plays (Twilio plays queued audio in real
+  // time, so this is what the caller hears, not when the bytes arrived), if any.
   std::optional<Clock::time_point> FirstAudibleAfter(Clock::time_point t) const;
   // Time of the first `clear` after `t`, if any.
   std::optional<Clock::time_point> FirstClearAfter(Clock::time_point t) const;
@@ -100,7 +101,7 @@ class TwilioCaller {
   std::string close_reason_;
   std::vector<int16_t> received_;
   struct Frame {
-    Clock::time_point at;
+    Clock::time_point at;  // when it plays (Twilio's real-time playout of the queued audio)
     bool audible;
   };
   std::vector<Frame> frames_;
