@@ -82,6 +82,11 @@ struct CallConfig {
   // likely complete. Saves the difference (260 ms by default) on those turns; a caller who then
   // pauses that long mid-sentence is answered early (saying more withdraws the hint).
   bool prework_ends_turn = true;
+  // At end of turn, when the last partial is the one whose answer was prepared, that answer
+  // starts playing before the recognizer's final pass (tens of ms on a busy machine) instead of
+  // after it. A final transcript that reads differently stops it at once (clear) and is answered
+  // as usual; the caller may then hear a fragment of under 100 ms.
+  bool prework_speculate = true;
   // Earlier turns (caller + agent messages) handed to the answerer as history.
   int history_turns = 4;
   // Per-call records (SQLite, one row per turn). Empty: not recorded.
@@ -121,6 +126,8 @@ struct CallConfig {
     v.Field("prework_min_words", prework_min_words, "Words a stable partial needs to be looked up ahead");
     v.Field("prework_ends_turn", prework_ends_turn,
             "A partial the cached tiers answer ends the turn after endpointer.complete_silence_ms");
+    v.Field("prework_speculate", prework_speculate,
+            "Start a prepared answer before the final transcript confirms it");
     v.Field("history_turns", history_turns, "Earlier turns given to the answerer");
     v.Field("record_db", record_db, "SQLite file of per-turn call records (empty: off)");
     v.Field("record_queue", record_queue, "Turn records queued for writing");

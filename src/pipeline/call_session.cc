@@ -415,6 +415,22 @@ void CallSession::Core::ResumeOutput() {
   HLOG_DEBUG("call {}: playback resumed, the barge-in was not confirmed", info.call_id);
 }
 
+void CallSession::Core::AbortSpeech(int idx) {
+  std::lock_guard lock(mu);
+  if (active_turn != idx) return;
+  if (active_cancel) active_cancel->Cancel();
+  if (turns[idx].outcome.empty() || turns[idx].outcome == "answered") {
+    turns[idx].outcome = "speculation_missed";
+  }
+  paused = false;
+  held.clear();
+  mark_held = false;
+  mark_outstanding = false;
+  play_end_ms = stream_ms.load();
+  out_frames.clear();
+  if (!closed.load()) sink->Clear();
+}
+
 void CallSession::Core::BargeIn() {
   barged = true;
   std::shared_ptr<CancelToken> token;
@@ -455,6 +471,35 @@ void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
   r.ledger.end_of_turn = eot;
   r.ledger.speech_end = eot - static_cast<double>(u.now_ms - u.speech_end_ms);
   r.ledger.speech_start = eot - static_cast<double>(u.now_ms - u.speech_start_ms);
+  const bool echo = overlapped && !barged;
+  // Speculative start: the answer prepared for the last partial plays while the recognizer
+  // makes its final pass.
+  int spec_idx = -1;
+  std::string spec_phrase;
+  std::shared_ptr<CancelToken> spec_token;
+  if (!echo && asr && res.call.prework && res.call.prework_speculate && !closed.load()) {
+    const std::string partial = asr->partial().text;
+    spec_phrase = PhraseText(partial);
+    bool ready;
+    {
+      std::lock_guard lock(mu);
+      ready = !spec_phrase.empty() && prework && prework->phrase == spec_phrase;
+    }
+    if (ready) {
+      TurnReport early = r;
+      early.transcript = partial;  // until the final pass says otherwise
+      spec_idx = BeginTurn(std::move(early), spec_token);
+      {
+        std::lock_guard lock(mu);
+        finish_held = spec_idx;
+        finish_deferred = false;
+      }
+      if (!UsePrework(spec_idx, spec_token, partial, /*remember=*/false)) {
+        ReleaseFinish(spec_idx);
+        spec_idx = -1;
+      }
+    }
+  }
   Result<asr::AsrResult> final = asr ? asr->Finish()
                                      : Result<asr::AsrResult>(UnavailableError("no ASR stream"));
   asr.reset();
@@ -464,7 +509,35 @@ void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
     r.transcript = final->text;
     r.asr_confidence = final->confidence;
   }
-  const bool echo = overlapped && !barged;
+  if (spec_idx >= 0) {
+    if (final.ok() && !asr_slow && PhraseText(final->text) == spec_phrase) {
+      std::string spoken;
+      {
+        std::lock_guard lock(mu);
+        TurnReport& t = turns[spec_idx];
+        t.transcript = r.transcript;
+        t.asr_confidence = r.asr_confidence;
+        t.ledger.asr_final = r.ledger.asr_final;
+        spoken = t.answer;
+      }
+      overlapped = barged = false;
+      silence_ms = 0;
+      reprompts = 0;
+      metrics.turns.Increment();
+      metrics.speculation_hits.Increment();
+      if (!closed.load()) {
+        nlohmann::json j = {{"text", Redacted(r.transcript)}};
+        sink->Event("transcript", j.dump());
+      }
+      RememberExchange(r.transcript, spoken);
+      ReleaseFinish(spec_idx);
+      return;
+    }
+    // The caller said something else: stop the prepared answer, answer what was said.
+    AbortSpeech(spec_idx);
+    ReleaseFinish(spec_idx);
+    metrics.speculation_misses.Increment();
+  }
   overlapped = barged = false;
   silence_ms = 0;
   if (echo) {
@@ -767,11 +840,27 @@ void CallSession::Core::Error(int idx, const std::string& kind, const Status& s)
   }
 }
 
+void CallSession::Core::ReleaseFinish(int idx) {
+  bool finish;
+  {
+    std::lock_guard lock(mu);
+    if (finish_held != idx) return;
+    finish_held = -1;
+    finish = finish_deferred;
+    finish_deferred = false;
+  }
+  if (finish) FinishTurn(idx);
+}
+
 void CallSession::Core::FinishTurn(int idx) {
   if (idx < 0) return;
   TurnReport t;
   {
     std::lock_guard lock(mu);
+    if (idx == finish_held) {
+      finish_deferred = true;
+      return;
+    }
     if (turn_finished[idx]) return;
     turn_finished[idx] = true;
     if (turns[idx].outcome.empty()) turns[idx].outcome = "answered";

@@ -91,6 +91,9 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   mutable std::mutex mu;
   std::vector<TurnReport> turns;
   std::vector<bool> turn_finished;
+  // A speculative turn is not finished (recorded) before its final transcript is known.
+  int finish_held = -1;
+  bool finish_deferred = false;
   int active_turn = -1;
   std::shared_ptr<CancelToken> active_cancel;
   bool answer_pending = false;
@@ -155,7 +158,15 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   void CheckTimers();
   void SubmitDtmf();
   void StartPrework(const std::string& partial);
-  bool UsePrework(int idx, const std::shared_ptr<CancelToken>& token, const std::string& text);
+  // Speaks the prepared answer if it is for `text`'s phrase; `remember`: add the exchange to
+  // the history now (a speculative start adds it once the final transcript confirms it).
+  bool UsePrework(int idx, const std::shared_ptr<CancelToken>& token, const std::string& text,
+                  bool remember = true);
+  void RememberExchange(const std::string& caller_text, const std::string& agent_text);
+  // Stops the turn being spoken (cancel + clear) without counting a barge-in.
+  void AbortSpeech(int idx);
+  // Ends the hold on FinishTurn(idx) and finishes it if that was asked meanwhile.
+  void ReleaseFinish(int idx);
   // A new agent turn (caller turn, greeting, prompt): supersedes the active one. Returns its
   // index and installs its cancel token.
   int BeginTurn(TurnReport report, std::shared_ptr<CancelToken>& token);

@@ -75,8 +75,23 @@ void CallSession::Core::StartPrework(const std::string& partial) {
   });
 }
 
+void CallSession::Core::RememberExchange(const std::string& caller_text,
+                                         const std::string& agent_text) {
+  auto self = shared_from_this();
+  // History stays the answer strand's.
+  (void)answerer.Post([self, caller_text, agent_text] {
+    self->history.push_back({"user", answer::Understand(caller_text).redacted});
+    self->history.push_back({"assistant", agent_text});
+    const size_t keep = static_cast<size_t>(self->res.call.history_turns) * 2;
+    if (self->history.size() > keep) {
+      self->history.erase(self->history.begin(),
+                          self->history.end() - static_cast<ptrdiff_t>(keep));
+    }
+  });
+}
+
 bool CallSession::Core::UsePrework(int idx, const std::shared_ptr<CancelToken>& token,
-                                   const std::string& text) {
+                                   const std::string& text, bool remember) {
   if (!res.call.prework) return false;
   TurnAnswer answer;
   {
@@ -96,17 +111,7 @@ bool CallSession::Core::UsePrework(int idx, const std::shared_ptr<CancelToken>& 
   }
   metrics.prework_hits.Increment();
   metrics.CountTier(answer.tier);
-  auto self = shared_from_this();
-  // History stays the answer strand's.
-  (void)answerer.Post([self, text, spoken = answer.text] {
-    self->history.push_back({"user", answer::Understand(text).redacted});
-    self->history.push_back({"assistant", spoken});
-    const size_t keep = static_cast<size_t>(self->res.call.history_turns) * 2;
-    if (self->history.size() > keep) {
-      self->history.erase(self->history.begin(),
-                          self->history.end() - static_cast<ptrdiff_t>(keep));
-    }
-  });
+  if (remember) RememberExchange(text, answer.text);
   std::vector<std::string> pieces = answer.sentences;
   if (pieces.empty()) pieces.push_back(answer.text);
   PostSpeak(idx, token, std::move(pieces), false, true, AfterSpeech::kNone, "", BusyGuard());

@@ -420,6 +420,52 @@ TEST_F(CallSessionTest, PreparedAnswerIsSpokenWithoutAskingAgain) {
   EXPECT_EQ(t.answer, prepared.text);
   EXPECT_EQ(cache_.stats().hits, 1);  // synthesized ahead, played from the cache
   EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_prework_hits_total", "").value(), 1u);
+  // It started before the final pass, which confirmed it; the record has the final's stamps.
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_hits_total", "").value(), 1u);
+  EXPECT_EQ(t.transcript, "where is my order");
+  EXPECT_GE(t.ledger.asr_final, 0);
+  EXPECT_EQ(t.outcome, "answered");
+  EXPECT_EQ(sink_->clears(), 0);
+}
+
+TEST_F(CallSessionTest, ASpeculativeStartIsStoppedWhenTheFinalTranscriptDiffers) {
+  recognizer_.stable_after_frames = 10;
+  recognizer_.final_says_more = true;
+  TurnAnswer prepared;
+  prepared.text = "Orders ship within two days.";
+  prepared.sentences = {prepared.text};
+  prepared.tier = "l3";
+  answerer_.peek_answer = prepared;
+  answerer_.reply = "Your order is cancelled.";
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
+  FeedUntilIdle();
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_misses_total", "").value(), 1u);
+  EXPECT_EQ(sink_->clears(), 1);
+  auto turns = session_->Turns();
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_EQ(turns[0].outcome, "speculation_missed");
+  EXPECT_EQ(turns[1].transcript, "where is my order and cancel it");
+  EXPECT_EQ(turns[1].answer, "Your order is cancelled.");
+  EXPECT_EQ(turns[1].outcome, "answered");
+}
+
+TEST_F(CallSessionTest, WithoutSpeculationThePreparedAnswerWaitsForTheFinal) {
+  res_.call.prework_speculate = false;
+  recognizer_.stable_after_frames = 10;
+  recognizer_.final_says_more = true;
+  TurnAnswer prepared;
+  prepared.text = "Orders ship within two days.";
+  prepared.sentences = {prepared.text};
+  prepared.tier = "l3";
+  answerer_.peek_answer = prepared;
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
+  FeedUntilIdle();
+  EXPECT_EQ(sink_->clears(), 0);
+  EXPECT_EQ(session_->Turns().size(), 1u);
 }
 
 TEST_F(CallSessionTest, ACachedAnswerForThePartialShortensEndpointing) {

@@ -57,6 +57,8 @@ struct PipelineMetrics {
   Counter& audio_dropped_frames;  // inbound frames refused because the queue was full
   Counter& records_dropped;
   Counter& prework_hits;          // turns answered with audio prepared before the turn ended
+  Counter& speculation_hits;      // ... started before the final transcript, which confirmed it
+  Counter& speculation_misses;    // ... started, then stopped: the final transcript differed
   Histogram& endpointing_s;       // speech_end → end_of_turn
   Histogram& asr_s;               // end_of_turn → asr_final
   Histogram& answer_s;            // asr_final → answer ready

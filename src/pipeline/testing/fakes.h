@@ -61,6 +61,8 @@ class FakeRecognizer : public asr::Recognizer {
  public:
   explicit FakeRecognizer(std::vector<std::string> texts) : texts_(std::move(texts)) {}
   std::atomic<bool> fail_finish{false};
+  // The final transcript adds words the (stable) partial did not have.
+  std::atomic<bool> final_says_more{false};
   std::atomic<int> stable_after_frames{1000000};
   std::atomic<int> streams{0};
 
@@ -98,7 +100,7 @@ class FakeRecognizer : public asr::Recognizer {
     Result<asr::AsrResult> Finish() override {
       if (r_.fail_finish.load()) return InternalError("decoder failed");
       asr::AsrResult res;
-      res.text = text_;
+      res.text = r_.final_says_more.load() ? text_ + " and cancel it" : text_;
       res.confidence = 0.9f;
       return res;
     }
