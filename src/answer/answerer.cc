@@ -104,6 +104,7 @@ struct Answerer::Turn {
   bool streamed = false;  // the LLM tier delivered its sentences while generating
   bool stopped = false;   // on_sentence returned false
   double first_sentence_ms = -1;
+  double understood_ms = -1;
   std::vector<std::string> sentences;
 
   // Hands one sentence to on_sentence; false once the listener wants no more.
@@ -130,6 +131,7 @@ Result<AnswerResult> Answerer::Answer(std::string_view turn, CallerSession& call
   }
   r.sentences = std::move(t.sentences);
   r.first_sentence_ms = t.first_sentence_ms;
+  r.understood_ms = t.understood_ms;
   if (t.stopped || (t.streamed && IsCancelled(options.cancel))) r.cancelled = true;
   if (r.cancelled) stats_.cancelled.fetch_add(1, std::memory_order_relaxed);
   return r;
@@ -153,6 +155,7 @@ Result<AnswerResult> Answerer::AnswerTurn(std::string_view turn, CallerSession& 
     }
   }
   ASSIGN_OR_RETURN(Question q, parts_.understand(turn));
+  t.understood_ms = std::chrono::duration<double, std::milli>(t.clock.Now() - t.start).count();
 
   // A personal request waiting for the PIN: digits in this turn are the PIN.
   if (caller.pending() && !caller.identified() && !q.digits.empty() && parts_.identifier) {

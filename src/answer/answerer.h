@@ -122,6 +122,7 @@ struct AnswerResult {
   // The model's figures when the LLM tier ran (first_token_ms, prompt/cached/generated tokens).
   std::optional<llm::GenerateStats> llm;
   double first_sentence_ms = -1;  // Answer call -> first on_sentence call (-1: none)
+  double understood_ms = -1;      // Answer call -> question understood (normalized, intent)
 };
 
 struct AnswerOptions {

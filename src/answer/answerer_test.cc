@@ -155,6 +155,7 @@ TEST(Answerer, ReportsWhichTierAnswered) {
   EXPECT_EQ(r.tier, AnswerTierId::kKnowledgeBase);
   EXPECT_EQ(r.text, "Standard delivery takes 3 to 5 business days.");
   EXPECT_EQ(r.passage_ids, (std::vector<std::string>{"delivery-1"}));
+  EXPECT_GE(r.understood_ms, 0);
   // The shareable answer was offered to L2, which now answers the same question first.
   EXPECT_EQ(w.Ask("How long does delivery take?", caller).tier, AnswerTierId::kL2);
   w.l2.learned.clear();

@@ -763,6 +763,9 @@ void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token,
       if (result.ok()) {
         TurnLedger& l = self->turns[idx].ledger;
         const double done = self->NowMs();
+        if (result->understood_ms >= 0) {
+          l.understood = std::min(done, called_at + result->understood_ms);
+        }
         if (result->tier == "llm") {
           if (result->llm_first_token_ms >= 0) l.llm_first_token = called_at + result->llm_first_token_ms;
         } else {

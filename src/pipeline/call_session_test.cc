@@ -145,6 +145,8 @@ TEST_F(CallSessionTest, GreetsAnswersAndRecordsTheLedger) {
   EXPECT_LT(l.speech_start, l.speech_end);
   EXPECT_LE(l.speech_end, l.end_of_turn);
   EXPECT_GE(l.first_audio_sent, l.asr_final);
+  EXPECT_GE(l.understood, l.asr_final);
+  EXPECT_LE(l.understood, l.cache_result);
   EXPECT_GE(l.turn_done, l.first_audio_sent);
   EXPECT_LT(l.barge_in, 0);
   // Speech end is ~500 ms (trailing silence) before the end of turn.

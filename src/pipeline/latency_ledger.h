@@ -6,9 +6,9 @@
 // that delivers audio in real time (Twilio, `hotline call` by default) every stamp is wall time.
 // Voice-to-voice is speech_end → first_audio_sent.
 //
-// Stamps the blocking answerer cannot expose stay -1: `understood` (inside Answer), and
-// `llm_first_token` on tiers other than the language model (for the model tier it is the moment
-// the answer text arrived, an upper bound until the answerer streams).
+// `understood` is when the answerer had normalized the question and found its intent (reported
+// by the answerer after the fact; -1 for prepared answers, understood before the turn ended).
+// `llm_first_token` is -1 on tiers other than the language model.
 //
 // PipelineMetrics registers its families once per registry (call set-up); updates are atomics.
 // Thread-safety: TurnLedger is a plain value (the session guards it); PipelineMetrics may be used

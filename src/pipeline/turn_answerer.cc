@@ -10,6 +10,7 @@ TurnAnswer FromResult(const answer::AnswerResult& r) {
   a.tier = std::string(answer::TierName(r.tier));
   a.personal = r.personal;
   a.fallback = r.tier == answer::AnswerTierId::kFallback;
+  a.understood_ms = r.understood_ms;
   if (r.llm) {
     a.llm_first_token_ms = r.llm->first_token_ms;
     a.tokens = r.llm->prompt_tokens + r.llm->generated_tokens;

@@ -37,6 +37,7 @@ struct TurnAnswer {
   bool streamed = false;     // every sentence already went through hooks.on_sentence
   std::vector<std::string> sentences;  // `text` as sentences
   double llm_first_token_ms = -1;  // Answer call → the model's first token (model tier only)
+  double understood_ms = -1;       // Answer call → the question understood (-1: not reported)
   int64_t tokens = 0;              // prompt + generated tokens of the model (0: no model ran)
 };
 

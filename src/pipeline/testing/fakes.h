@@ -215,6 +215,7 @@ class FakeAnswerer : public TurnAnswerer {
     a.sentences = sentences.empty() ? std::vector<std::string>{reply} : sentences;
     a.tier = fallback ? "fallback" : "kb";
     a.fallback = fallback;
+    a.understood_ms = 0;
     a.streamed = !sentences.empty() && (hooks.stream_fallback || !fallback);
     return a;
   }
