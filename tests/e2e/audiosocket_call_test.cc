@@ -284,5 +284,31 @@ TEST_F(AudioSocketCallTest, OverCapacityCallerHearsBusyMessageThenHangup) {
   EXPECT_EQ(MetricValue(metrics_.ExposeText(), "hotline_audiosocket_over_capacity_total"), 1);
 }
 
+TEST_F(AudioSocketCallTest, KnowledgeBaseReloadAndCacheFlushDuringACall) {
+  StartServer();
+  auto caller = Call("77777777-2222-3333-4444-555555555555");
+  auto end = caller->SendAudio(CallerSays("how can i cancel my order"));
+  ASSERT_TRUE(caller->WaitForAudio(end, 15000).has_value());
+  ASSERT_TRUE(caller->WaitForQuiet(800, 30000));
+
+  auto reloaded = stack_->ReloadKnowledgeBase();
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  EXPECT_EQ(static_cast<size_t>(reloaded->records), stack_->kb_articles());
+  EXPECT_EQ(reloaded->changed, 0u);  // the same file: nothing to invalidate
+  EXPECT_EQ(reloaded->unchanged, reloaded->records);
+  auto flushed = stack_->FlushAnswerCaches();
+  ASSERT_TRUE(flushed.ok()) << flushed.status();
+  EXPECT_EQ(flushed->stamps_bumped, stack_->kb_articles());
+
+  // The call goes on and is answered again, from the knowledge base rather than a cache.
+  const size_t before = caller->ReceivedAudio().size();
+  end = caller->SendAudio(CallerSays("how can i cancel my order"));
+  ASSERT_TRUE(caller->WaitForAudio(end, 15000).has_value());
+  ASSERT_TRUE(caller->WaitForQuiet(800, 30000));
+  const std::string heard = Transcribe(caller->ReceivedAudio(), before);
+  EXPECT_TRUE(heard.find("order") != std::string::npos || heard.find("cancel") != std::string::npos)
+      << heard;
+}
+
 }  // namespace
 }  // namespace hotline

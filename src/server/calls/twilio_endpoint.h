@@ -53,7 +53,8 @@ struct TwilioConfig {
 
   template <class V>
   void Visit(V& v) {
-    v.Field("max_calls", max_calls, "Concurrent Twilio calls at most");
+    v.Field("max_calls", max_calls,
+            "Concurrent calls at most (hotline serve: Twilio and AudioSocket together)");
     v.Field("over_capacity_text", over_capacity_text, "Said to a call over max_calls");
     v.Field("caller_id_parameters", caller_id_parameters,
             "start.customParameters names holding the caller's number");
