@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -201,6 +202,36 @@ TEST_F(AudioSocketCallTest, AnswersASpokenQuestionInRealTimeFramesAndHandlesTheC
   EXPECT_EQ(server_->active_calls(), 0);
   EXPECT_EQ(registry_->active(), 0);
   EXPECT_EQ(MetricValue(metrics_.ExposeText(), "hotline_audiosocket_calls_total"), 1);
+}
+
+TEST_F(AudioSocketCallTest, BargeInDropsTheQueuedReply) {
+  StartServer();
+  auto caller = Call("88888888-2222-3333-4444-555555555555");
+  auto end = caller->SendAudio(CallerSays("i want to subscribe to the newsletter"));
+  auto first = caller->WaitForAudio(end, 15000);
+  ASSERT_TRUE(first.has_value());
+  caller->SendSilence(300);
+  // The caller talks over the answer; the reply's queued frames stop coming. With AudioSocket the
+  // server paces the audio itself, so the stop shows as the first gap in the agent's frames.
+  const auto interrupt = AudioSocketCaller::Clock::now();
+  caller->SendAudio(CallerSays("i want to speak to someone about my refund please"));
+  const auto times = caller->FrameTimes();
+  std::optional<AudioSocketCaller::Clock::time_point> stopped;
+  for (size_t i = 1; i < times.size(); ++i) {
+    if (times[i - 1] > interrupt && times[i] - times[i - 1] > Ms(200)) {
+      stopped = times[i - 1];
+      break;
+    }
+  }
+  if (!stopped && !times.empty() && AudioSocketCaller::Clock::now() - times.back() > Ms(200)) {
+    stopped = times.back();
+  }
+  ASSERT_TRUE(stopped.has_value()) << "the reply played on through the interruption";
+  const double ms = std::chrono::duration<double, std::milli>(*stopped - interrupt).count();
+  const int confirm_ms = stack_->resources().barge_in.min_speech_ms;
+  std::printf("barge-in: agent frames stopped %.0f ms after the interruption began\n", ms);
+  EXPECT_LT(ms, confirm_ms + 2500);  // the synthesizer's lead-in, confirmation and reaction
+  EXPECT_GT(MetricValue(metrics_.ExposeText(), "hotline_audiosocket_frames_out_total"), 0);
 }
 
 TEST_F(AudioSocketCallTest, AgentHangsUpWithAHangupPacketAfterItsGoodbye) {
