@@ -102,9 +102,9 @@ class AudioSocketCallTest : public ::testing::Test {
     }
   }
 
-  void StartServer(int max_calls = 8, const pipeline::CallResources* resources = nullptr) {
+  void StartServer(int max_calls = 8, const pipeline::CallResources* resources = nullptr,
+                   server::AudioSocketConfig c = {}) {
     registry_ = std::make_shared<server::CallRegistry>(max_calls);
-    server::AudioSocketConfig c;
     c.port = 0;
     auto srv = server::AudioSocketServer::Create(resources ? *resources : stack_->resources(), c,
                                                  &metrics_, registry_);
@@ -339,6 +339,35 @@ TEST_F(AudioSocketCallTest, KnowledgeBaseReloadAndCacheFlushDuringACall) {
   const std::string heard = Transcribe(caller->ReceivedAudio(), before);
   EXPECT_TRUE(heard.find("order") != std::string::npos || heard.find("cancel") != std::string::npos)
       << heard;
+}
+
+TEST_F(AudioSocketCallTest, SilentPeersAndExtraConnectionsAreClosed) {
+  server::AudioSocketConfig c;
+  c.uuid_timeout_ms = 300;
+  c.idle_timeout_ms = 600;
+  c.max_connections = 2;
+  StartServer(8, nullptr, c);
+  AudioSocketCaller mute;  // connects, never sends its UUID
+  ASSERT_TRUE(mute.Connect(server_->port()));
+  AudioSocketCaller idle;  // sends its UUID, then nothing
+  ASSERT_TRUE(idle.Connect(server_->port()));
+  ASSERT_TRUE(idle.SendUuid("99999999-2222-3333-4444-555555555555"));
+  AudioSocketCaller extra;  // over max_connections
+  ASSERT_TRUE(extra.Connect(server_->port()));
+  const auto deadline = std::chrono::steady_clock::now() + Ms(5000);
+  while (!(mute.closed() && idle.closed() && extra.closed()) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(Ms(20));
+  }
+  EXPECT_TRUE(extra.closed());
+  EXPECT_EQ(extra.errors_received(), 1);
+  EXPECT_TRUE(mute.closed());
+  EXPECT_EQ(mute.errors_received(), 1);  // no UUID in time is a protocol error
+  EXPECT_TRUE(idle.closed());            // no packet for idle_timeout_ms
+  const std::string text = metrics_.ExposeText();
+  EXPECT_EQ(MetricValue(text, "hotline_audiosocket_refused_total"), 1);
+  EXPECT_EQ(MetricValue(text, "hotline_audiosocket_protocol_errors_total"), 1);
+  EXPECT_EQ(server_->active_calls(), 0);
 }
 
 }  // namespace

@@ -76,7 +76,8 @@ struct AudioSocketServer::Shared {
   AudioSocketConfig config;
   std::shared_ptr<CallRegistry> registry;
   std::string busy_pcm;  // over_capacity_text, 8 kHz PCM16 LE
-  asio::io_context io;
+  // Owned here but destroyed by Stop(): its queued handlers hold references to this struct.
+  std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>();
   std::unique_ptr<tcp::acceptor> acceptor;
   std::atomic<bool> stopping{false};
   std::atomic<int> active{0};
@@ -592,7 +593,7 @@ Result<std::string> SynthesizePcm8k(const pipeline::CallResources& resources,
 
 void Accept(const std::shared_ptr<AudioSocketServer::Shared>& shared) {
   shared->acceptor->async_accept(
-      asio::make_strand(shared->io),
+      asio::make_strand(*shared->io),
       [shared](boost::system::error_code ec, tcp::socket socket) {
         if (ec) {
           if (ec == asio::error::operation_aborted || shared->stopping) return;
@@ -661,7 +662,7 @@ Status AudioSocketServer::Start() {
   if (ec) return InvalidArgumentError("audiosocket.host '" + shared_->config.host + "': " + ec.message());
   const int wanted = std::max(0, shared_->config.port);
   tcp::endpoint ep(address, static_cast<unsigned short>(wanted));
-  auto acceptor = std::make_unique<tcp::acceptor>(shared_->io);
+  auto acceptor = std::make_unique<tcp::acceptor>(*shared_->io);
   acceptor->open(ep.protocol(), ec);
   if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) acceptor->bind(ep, ec);
@@ -674,7 +675,7 @@ Status AudioSocketServer::Start() {
   shared_->acceptor = std::move(acceptor);
   Accept(shared_);
   started_ = true;
-  io_thread_ = std::thread([shared = shared_] { shared->io.run(); });
+  io_thread_ = std::thread([io = shared_->io.get()] { io->run(); });
   return Status::Ok();
 }
 
@@ -682,7 +683,7 @@ void AudioSocketServer::Stop() {
   if (!started_ || stopped_) return;
   stopped_ = true;
   shared_->stopping = true;
-  asio::post(shared_->io, [shared = shared_] {
+  asio::post(*shared_->io, [shared = shared_] {
     boost::system::error_code ec;
     shared->acceptor->close(ec);
   });
@@ -697,12 +698,17 @@ void AudioSocketServer::Stop() {
   while (open_connections() > 0 && SteadyClock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  shared_->io.stop();
+  shared_->io->stop();
   if (io_thread_.joinable()) io_thread_.join();
-  // Whatever did not close in time is cut; the handlers holding it are destroyed with the
-  // io_context's queue when the last reference to Shared goes.
-  std::lock_guard<std::mutex> lock(shared_->mu);
-  shared_->connections.clear();
+  // Whatever did not close in time is cut. The handlers still queued (and the connections they
+  // hold) are destroyed with the io_context; they hold references to Shared, so without this
+  // Shared and its io_context would keep each other alive.
+  shared_->acceptor.reset();
+  {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    shared_->connections.clear();
+  }
+  shared_->io.reset();
 }
 
 int AudioSocketServer::active_calls() const { return shared_->active.load(); }
