@@ -47,7 +47,7 @@ int RunDoctor(std::span<const std::string> argv) {
 
   net::HttpClient http;
   auto response = http.Send(net::HttpRequest::Get(base + "/metrics"));
-  if (!response.ok()) return Fail(response.status().WithContext("GET " + base + "/metrics"));
+  if (!response.ok()) return Fail(response.status());
   if (response->status != 200) {
     return Fail("GET " + base + "/metrics answered " + std::to_string(response->status));
   }
