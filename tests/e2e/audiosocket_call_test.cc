@@ -238,6 +238,21 @@ TEST_F(AudioSocketCallTest, BargeInDropsTheQueuedReply) {
   EXPECT_GT(MetricValue(metrics_.ExposeText(), "hotline_audiosocket_frames_out_total"), 0);
 }
 
+TEST_F(AudioSocketCallTest, KeypadDigitsAreAnsweredAsAPin) {
+  StartServer();
+  auto caller = Call("cdcdcdcd-2222-3333-4444-555555555555");
+  const auto sent = AudioSocketCaller::Clock::now();
+  for (char d : std::string("1234#")) ASSERT_TRUE(caller->SendDtmf(d));
+  // The digits make a turn of their own: the agent answers it (the PIN is checked against the
+  // demo accounts; the reply says whether it matched).
+  ASSERT_TRUE(caller->WaitForAudio(sent, 15000).has_value()) << "no answer to the keypad PIN";
+  EXPECT_FALSE(caller->closed());
+  // A digit outside the keypad is refused by the codec: the connection is closed with an error.
+  ASSERT_TRUE(caller->SendRaw(std::string("\x03\x00\x01x", 4)));
+  ASSERT_TRUE(caller->WaitClosed(5000));
+  EXPECT_EQ(caller->errors_received(), 1);
+}
+
 TEST_F(AudioSocketCallTest, AgentHangsUpWithAHangupPacketAfterItsGoodbye) {
   // The caller says nothing: with no re-prompts allowed, the first silence ends in goodbye.
   static pipeline::CallResources resources = stack_->resources();
