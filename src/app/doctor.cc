@@ -4,9 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace hotline {
 
@@ -127,7 +126,7 @@ Result<MetricSamples> ParsePrometheusText(std::string_view text) {
     const size_t value_end = line.find(' ', i);  // a timestamp may follow
     bool ok = false;
     s.value = ParseValue(line.substr(i, value_end == std::string_view::npos ? std::string_view::npos
-                                                                              : value_end - i),
+                                                                            : value_end - i),
                          &ok);
     if (!ok) return LineError(line_no, "value is not a number");
     if (out.samples.size() >= kMaxSamples) {
@@ -248,16 +247,15 @@ DoctorReport Diagnose(const MetricSamples& m, const DoctorOptions& o) {
   auto queue = HistogramOf(m, "hotline_llm_queue_seconds");
   if (queue && queue->count > 0) {
     const double q50 = *queue->Quantile(0.5), q95 = *queue->Quantile(0.95);
-    r.figures.push_back("engine queue wait over " + Fmt("%.0f", queue->count) +
-                        " requests: P50 " + Ms(q50) + ", P95 " + Ms(q95));
+    r.figures.push_back("engine queue wait over " + Fmt("%.0f", queue->count) + " requests: P50 " +
+                        Ms(q50) + ", P95 " + Ms(q95));
     if (queue->count >= o.min_llm_requests && q95 > o.queue_p95_target_s) {
       Finding f;
       f.trouble = "engine_queueing";
-      f.summary = "LLM requests wait for the engine: queue-wait P95 " + Ms(q95) + " (P50 " +
-                  Ms(q50) + ")";
+      f.summary =
+          "LLM requests wait for the engine: queue-wait P95 " + Ms(q95) + " (P50 " + Ms(q50) + ")";
       f.figures = "queue wait P50 " + Ms(q50) + ", P95 " + Ms(q95) + " over " +
-                  Fmt("%.0f", queue->count) + " requests; mean " +
-                  Ms(queue->sum / queue->count);
+                  Fmt("%.0f", queue->count) + " requests; mean " + Ms(queue->sum / queue->count);
       f.settings = q50 < q95 / 4
                        ? "bursts queue while the engine is otherwise idle (uneven utilization): "
                          "raise llm.engine.max_batch_tokens so a burst's prompts share forward "

@@ -63,12 +63,12 @@ std::optional<HistogramData> HistogramOf(const MetricSamples& m, std::string_vie
                                          const std::map<std::string, std::string>& match = {});
 
 struct DoctorOptions {
-  double v2v_p99_target_s = 1.5;   // voice-to-voice P99 above this is a long tail
-  double tail_ratio = 4.0;         // ... or P99 above this many times P50
-  int min_turns = 20;              // turns before latency is judged
-  double queue_p95_target_s = 0.1; // engine queue wait P95 above this is queueing
+  double v2v_p99_target_s = 1.5;    // voice-to-voice P99 above this is a long tail
+  double tail_ratio = 4.0;          // ... or P99 above this many times P50
+  int min_turns = 20;               // turns before latency is judged
+  double queue_p95_target_s = 0.1;  // engine queue wait P95 above this is queueing
   int min_llm_requests = 20;
-  double cache_hit_target = 0.3;   // share of answers from L1-L3 below this is low
+  double cache_hit_target = 0.3;  // share of answers from L1-L3 below this is low
   int min_answers = 20;
 };
 

@@ -38,9 +38,9 @@ TEST(Doctor, ParsesTheRegistrysOwnText) {
   auto hist = HistogramOf(*m, "h_seconds");
   ASSERT_TRUE(hist.has_value());
   EXPECT_EQ(hist->count, 4);
-  EXPECT_NEAR(*hist->Quantile(0.5), 0.1, 1e-9);    // 2 of 4 at or below 0.1
-  EXPECT_NEAR(*hist->Quantile(0.75), 1.0, 1e-9);   // the third in (0.1, 1]
-  EXPECT_NEAR(*hist->Quantile(0.99), 1.0, 1e-9);   // +Inf bucket: the last finite bound
+  EXPECT_NEAR(*hist->Quantile(0.5), 0.1, 1e-9);   // 2 of 4 at or below 0.1
+  EXPECT_NEAR(*hist->Quantile(0.75), 1.0, 1e-9);  // the third in (0.1, 1]
+  EXPECT_NEAR(*hist->Quantile(0.99), 1.0, 1e-9);  // +Inf bucket: the last finite bound
 }
 
 TEST(Doctor, RejectsMalformedText) {
@@ -50,7 +50,8 @@ TEST(Doctor, RejectsMalformedText) {
   auto s = ParsePrometheusText("m 1\nm notanumber\n");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("line 2"), std::string::npos);
-  EXPECT_TRUE(ParsePrometheusText("# HELP m m\n# TYPE m counter\nm{a=\"x\\\"y\"} 1 1700000000\n").ok());
+  EXPECT_TRUE(
+      ParsePrometheusText("# HELP m m\n# TYPE m counter\nm{a=\"x\\\"y\"} 1 1700000000\n").ok());
 }
 
 TEST(Doctor, HealthyServerHasNoFindings) {
@@ -71,8 +72,8 @@ TEST(Doctor, NamesTheLongTailAndItsStage) {
   auto& v2v = reg.GetHistogram("hotline_pipeline_voice_to_voice_seconds", "v", Buckets());
   auto& ep = reg.GetHistogram("hotline_pipeline_stage_seconds", "s", Buckets(),
                               {{"stage", "endpointing"}});
-  auto& ans = reg.GetHistogram("hotline_pipeline_stage_seconds", "s", Buckets(),
-                               {{"stage", "answer"}});
+  auto& ans =
+      reg.GetHistogram("hotline_pipeline_stage_seconds", "s", Buckets(), {{"stage", "answer"}});
   for (int i = 0; i < 40; ++i) {
     const bool tail = i % 10 == 0;
     v2v.Observe(tail ? 3.0 : 0.6);
@@ -97,9 +98,9 @@ TEST(Doctor, NamesTheLongTailAndItsStage) {
 
 TEST(Doctor, NamesEngineQueueingAndLowCacheHits) {
   MetricsRegistry reg;
-  auto& q = reg.GetHistogram("hotline_llm_queue_seconds", "q",
-                             {0.001, 0.01, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2},
-                             {{"backend", "engine"}});
+  auto& q =
+      reg.GetHistogram("hotline_llm_queue_seconds", "q",
+                       {0.001, 0.01, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2}, {{"backend", "engine"}});
   for (int i = 0; i < 30; ++i) q.Observe(i % 5 == 0 ? 0.6 : 0.002);
   reg.GetCounter("hotline_pipeline_answers_total", "a", {{"tier", "kb"}}).Increment(40);
   reg.GetCounter("hotline_pipeline_answers_total", "a", {{"tier", "l3"}}).Increment(2);

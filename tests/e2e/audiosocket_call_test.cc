@@ -2,6 +2,8 @@
 // 8 kHz PCM16) talks to an AudioSocketServer on loopback backed by the real call stack —
 // pocketsphinx with a domain model built from the demo knowledge base, flite, the knowledge base
 // in SQLite and the answer caches.
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,9 +15,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <spdlog/spdlog.h>
 
 #include "asr/lm_builder.h"
 #include "audio/resampler.h"
@@ -293,7 +292,9 @@ TEST_F(AudioSocketCallTest, MalformedStreamsGetAnErrorAndDoNotDisturbAParallelCa
       {"audio before the uuid", as::EncodeAudio(std::vector<uint8_t>(320))},
       {"unknown type", uuid + std::string("\x05\x00\x02xx", 5)},
       {"oversized audio", uuid + std::string("\x10\xff\xfe", 3)},
-      {"odd audio length", uuid + std::string("\x10\x00\x03" "abc", 6)},
+      {"odd audio length", uuid + std::string("\x10\x00\x03"
+                                              "abc",
+                                              6)},
       {"second uuid", uuid + uuid},
   };
   for (const auto& bad : bads) {

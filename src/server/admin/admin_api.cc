@@ -1,7 +1,6 @@
 #include "server/admin/admin_api.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "common/log.h"
@@ -24,8 +23,9 @@ Response JsonError(int status, std::string_view message) {
 
 Status AdminConfig::Validate() const {
   if (!token.empty() && (token.size() < kMinTokenBytes || token.size() > kMaxTokenBytes)) {
-    return InvalidArgumentError("token must be empty (admin API off) or 16..256 characters; use a "
-                                "long random string, e.g. `openssl rand -hex 24`");
+    return InvalidArgumentError(
+        "token must be empty (admin API off) or 16..256 characters; use a "
+        "long random string, e.g. `openssl rand -hex 24`");
   }
   for (char c : token) {
     if (c <= ' ' || c > '~') {
@@ -63,8 +63,10 @@ Status RegisterAdminApi(HttpServer& server, const std::string& token, AdminActio
       }
       const std::string auth = req.HeaderValue("Authorization");
       constexpr std::string_view kBearer = "Bearer ";
-      const bool has_bearer = auth.size() > kBearer.size() && auth.compare(0, kBearer.size(), kBearer) == 0;
-      if (!has_bearer || !ConstantTimeEquals(std::string_view(auth).substr(kBearer.size()), token)) {
+      const bool has_bearer =
+          auth.size() > kBearer.size() && auth.compare(0, kBearer.size(), kBearer) == 0;
+      if (!has_bearer ||
+          !ConstantTimeEquals(std::string_view(auth).substr(kBearer.size()), token)) {
         HLOG_WARN("admin: {} {} from {} refused ({} token)", req.method, req.path, req.remote,
                   has_bearer ? "wrong" : "no");
         Response r = JsonError(401, has_bearer ? "wrong admin token"
@@ -78,38 +80,42 @@ Status RegisterAdminApi(HttpServer& server, const std::string& token, AdminActio
     };
   };
 
-  RETURN_IF_ERROR(server.Handle("GET", "/admin/calls", guarded([shared](const Request&) {
-    json calls = json::array();
-    if (shared->calls != nullptr) {
-      for (const auto& c : shared->calls->List()) {
-        calls.push_back({{"id", c.id},
-                         {"transport", c.transport},
-                         {"caller_id", c.caller_id},
-                         {"remote", c.remote},
-                         {"started_unix_ms", c.started_unix_ms},
-                         {"duration_ms", c.duration_ms}});
-      }
-    }
-    json out = {{"calls", calls},
-                {"active", calls.size()},
-                {"max_calls", shared->calls ? shared->calls->max_calls() : 0}};
-    return Response::Json(200, out.dump());
-  })));
+  RETURN_IF_ERROR(
+      server.Handle("GET", "/admin/calls", guarded([shared](const Request&) {
+                      json calls = json::array();
+                      if (shared->calls != nullptr) {
+                        for (const auto& c : shared->calls->List()) {
+                          calls.push_back({{"id", c.id},
+                                           {"transport", c.transport},
+                                           {"caller_id", c.caller_id},
+                                           {"remote", c.remote},
+                                           {"started_unix_ms", c.started_unix_ms},
+                                           {"duration_ms", c.duration_ms}});
+                        }
+                      }
+                      json out = {{"calls", calls},
+                                  {"active", calls.size()},
+                                  {"max_calls", shared->calls ? shared->calls->max_calls() : 0}};
+                      return Response::Json(200, out.dump());
+                    })));
 
-  RETURN_IF_ERROR(server.Handle("POST", "/admin/calls/end", guarded([shared](const Request& req) {
-    json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-    if (body.is_discarded() || !body.is_object() || !body.contains("id") ||
-        !body["id"].is_string()) {
-      return JsonError(400, "expected a JSON object {\"id\": \"<call id>\"}");
-    }
-    const std::string id = body["id"].get<std::string>();
-    if (id.empty() || id.size() > kMaxCallIdBytes) {
-      return JsonError(400, "id must be 1..256 characters");
-    }
-    const size_t ended = shared->calls ? shared->calls->End(id, "ended by an administrator") : 0;
-    if (ended == 0) return JsonError(404, "no call in progress with id '" + id + "'");
-    return Response::Json(200, json{{"id", id}, {"ended", ended}}.dump());
-  })));
+  RETURN_IF_ERROR(
+      server.Handle("POST", "/admin/calls/end", guarded([shared](const Request& req) {
+                      json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+                      if (body.is_discarded() || !body.is_object() || !body.contains("id") ||
+                          !body["id"].is_string()) {
+                        return JsonError(400, "expected a JSON object {\"id\": \"<call id>\"}");
+                      }
+                      const std::string id = body["id"].get<std::string>();
+                      if (id.empty() || id.size() > kMaxCallIdBytes) {
+                        return JsonError(400, "id must be 1..256 characters");
+                      }
+                      const size_t ended =
+                          shared->calls ? shared->calls->End(id, "ended by an administrator") : 0;
+                      if (ended == 0)
+                        return JsonError(404, "no call in progress with id '" + id + "'");
+                      return Response::Json(200, json{{"id", id}, {"ended", ended}}.dump());
+                    })));
 
   auto run = [](const std::function<Result<std::string>()>& action, std::string_view what) {
     if (!action) return JsonError(501, std::string(what) + " is not available in this server");
@@ -122,20 +128,20 @@ Status RegisterAdminApi(HttpServer& server, const std::string& token, AdminActio
     return Response::Json(200, *r);
   };
   RETURN_IF_ERROR(server.Handle("POST", "/admin/kb/reload", guarded([shared, run](const Request&) {
-    return run(shared->reload_kb, "knowledge-base reload");
-  })));
-  RETURN_IF_ERROR(
-      server.Handle("POST", "/admin/caches/flush", guarded([shared, run](const Request&) {
-        return run(shared->flush_caches, "cache flush");
-      })));
+                                  return run(shared->reload_kb, "knowledge-base reload");
+                                })));
+  RETURN_IF_ERROR(server.Handle(
+      "POST", "/admin/caches/flush",
+      guarded([shared, run](const Request&) { return run(shared->flush_caches, "cache flush"); })));
   RETURN_IF_ERROR(server.Handle("GET", "/admin/config", guarded([shared](const Request&) {
-    if (!shared->effective_config) return JsonError(501, "no configuration to show");
-    Response r;
-    r.status = 200;
-    r.content_type = "application/yaml; charset=utf-8";
-    r.body = shared->effective_config();
-    return r;
-  })));
+                                  if (!shared->effective_config)
+                                    return JsonError(501, "no configuration to show");
+                                  Response r;
+                                  r.status = 200;
+                                  r.content_type = "application/yaml; charset=utf-8";
+                                  r.body = shared->effective_config();
+                                  return r;
+                                })));
   return Status::Ok();
 }
 

@@ -63,7 +63,8 @@ class AdminApiTest : public ::testing::Test {
     RawClient c(server_->port());
     std::string req = method + " " + path + " HTTP/1.1\r\nHost: x\r\n";
     if (!auth.empty()) req += "Authorization: " + auth + "\r\n";
-    req += "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    req +=
+        "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
     EXPECT_TRUE(c.Send(req));
     return c.ReadResponse();
   }
@@ -96,8 +97,10 @@ TEST(AdminApi, ConfigRejectsShortTokens) {
 
 TEST_F(AdminApiTest, WithoutAConfiguredTokenEveryEndpointIsOff) {
   Start("");
-  for (auto [method, path] : {std::pair{"GET", "/admin/calls"}, {"POST", "/admin/kb/reload"},
-                              {"POST", "/admin/caches/flush"}, {"GET", "/admin/config"},
+  for (auto [method, path] : {std::pair{"GET", "/admin/calls"},
+                              {"POST", "/admin/kb/reload"},
+                              {"POST", "/admin/caches/flush"},
+                              {"GET", "/admin/config"},
                               {"POST", "/admin/calls/end"}}) {
     std::string r = Send(method, path, "Bearer anything-at-all-0123456789");
     EXPECT_EQ(StatusOf(r), 404) << path;
@@ -109,10 +112,12 @@ TEST_F(AdminApiTest, WithoutAConfiguredTokenEveryEndpointIsOff) {
 TEST_F(AdminApiTest, RefusesMissingAndWrongTokensWith401Json) {
   Start(kToken);
   const std::vector<std::string> auths = {"", "Bearer wrong-token-0123456789abcd",
-                                           "Bearer " + kToken + "x", "Basic " + kToken, "Bearer "};
+                                          "Bearer " + kToken + "x", "Basic " + kToken, "Bearer "};
   for (const std::string& auth : auths) {
-    for (auto [method, path] : {std::pair{"GET", "/admin/calls"}, {"POST", "/admin/kb/reload"},
-                                {"POST", "/admin/caches/flush"}, {"GET", "/admin/config"}}) {
+    for (auto [method, path] : {std::pair{"GET", "/admin/calls"},
+                                {"POST", "/admin/kb/reload"},
+                                {"POST", "/admin/caches/flush"},
+                                {"GET", "/admin/config"}}) {
       std::string r = Send(method, path, auth);
       ASSERT_EQ(StatusOf(r), 401) << auth << " " << path << "\n" << r;
       EXPECT_NE(r.find("application/json"), std::string::npos);
@@ -131,11 +136,10 @@ TEST_F(AdminApiTest, WorksWithTheToken) {
   const std::string auth = "Bearer " + kToken;
   std::atomic<int> ended{0};
   std::string reason;
-  auto admission = registry_->Admit(Call("CA1", "twilio"),
-                                    [&](std::string_view why) {
-                                      reason = std::string(why);
-                                      ++ended;
-                                    });
+  auto admission = registry_->Admit(Call("CA1", "twilio"), [&](std::string_view why) {
+    reason = std::string(why);
+    ++ended;
+  });
   ASSERT_NE(admission, nullptr);
 
   std::string r = Send("GET", "/admin/calls", auth);

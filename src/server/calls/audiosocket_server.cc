@@ -2,13 +2,6 @@
 
 #include <array>
 #include <atomic>
-#include <chrono>
-#include <deque>
-#include <mutex>
-#include <set>
-#include <utility>
-#include <vector>
-
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -16,6 +9,12 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
+#include <chrono>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include "audio/resampler.h"
 #include "common/log.h"
@@ -105,8 +104,8 @@ struct Outbox {
   std::mutex mu;
   std::string audio;  // PCM16 LE bytes not yet sent, from `head`
   size_t head = 0;
-  uint64_t queued_total = 0;  // bytes ever queued (minus those cleared)
-  uint64_t sent_total = 0;    // bytes sent
+  uint64_t queued_total = 0;                           // bytes ever queued (minus those cleared)
+  uint64_t sent_total = 0;                             // bytes sent
   std::deque<std::pair<uint64_t, std::string>> marks;  // (queued_total at the mark, name)
   std::vector<std::string> cleared_marks;              // to report played (dropped by a clear)
   bool hangup = false;
@@ -192,8 +191,7 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
     boost::system::error_code ec;
     auto ep = socket_.remote_endpoint(ec);
     remote_ = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
-    outbox_->max_bytes =
-        static_cast<size_t>(shared_->config.max_queued_audio_ms) * kBytesPerMs;
+    outbox_->max_bytes = static_cast<size_t>(shared_->config.max_queued_audio_ms) * kBytesPerMs;
     outbox_->dropped = shared_->audio_dropped_bytes;
     socket_.set_option(tcp::no_delay(true), ec);
   }
@@ -233,12 +231,10 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
   enum class State { kAwaitUuid, kInCall, kBusy, kClosing, kClosed };
 
   void Read() {
-    socket_.async_read_some(
-        asio::buffer(read_buf_),
-        asio::bind_executor(strand_, [self = shared_from_this()](boost::system::error_code ec,
-                                                                 size_t n) {
-          self->OnRead(ec, n);
-        }));
+    socket_.async_read_some(asio::buffer(read_buf_),
+                            asio::bind_executor(strand_, [self = shared_from_this()](
+                                                             boost::system::error_code ec,
+                                                             size_t n) { self->OnRead(ec, n); }));
   }
 
   void OnRead(boost::system::error_code ec, size_t n) {
@@ -315,8 +311,7 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
         HLOG_WARN("call {}: Asterisk reported an error{}", call_id_,
                   packet_.payload.empty()
                       ? std::string()
-                      : " (code " + std::to_string(static_cast<uint8_t>(packet_.payload[0])) +
-                            ")");
+                      : " (code " + std::to_string(static_cast<uint8_t>(packet_.payload[0])) + ")");
         return;
     }
   }
@@ -393,9 +388,8 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
     }
     if (state_ == State::kAwaitUuid &&
         now - accepted_ > std::chrono::milliseconds(shared_->config.uuid_timeout_ms)) {
-      return Fail("no uuid packet within " + std::to_string(shared_->config.uuid_timeout_ms) +
-                      " ms",
-                  true);
+      return Fail(
+          "no uuid packet within " + std::to_string(shared_->config.uuid_timeout_ms) + " ms", true);
     }
     if (now - last_packet_ > std::chrono::milliseconds(shared_->config.idle_timeout_ms)) {
       HLOG_WARN("audiosocket {}: no packet for {} ms, closing", Who(),
@@ -474,23 +468,23 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
     in_flight_.swap(pending_out_);
     asio::async_write(
         socket_, asio::buffer(in_flight_),
-        asio::bind_executor(strand_, [self = shared_from_this()](boost::system::error_code ec,
-                                                                 size_t) {
-          self->writing_ = false;
-          self->in_flight_.clear();
-          if (ec) {
-            if (self->state_ != State::kClosed) {
-              HLOG_INFO("audiosocket {}: write failed: {}", self->Who(), ec.message());
-              self->EndSession();
-              self->CloseNow();
-            }
-            return;
-          }
-          if (self->state_ == State::kClosing && self->pending_out_.empty()) {
-            return self->CloseNow();
-          }
-          self->Flush();
-        }));
+        asio::bind_executor(
+            strand_, [self = shared_from_this()](boost::system::error_code ec, size_t) {
+              self->writing_ = false;
+              self->in_flight_.clear();
+              if (ec) {
+                if (self->state_ != State::kClosed) {
+                  HLOG_INFO("audiosocket {}: write failed: {}", self->Who(), ec.message());
+                  self->EndSession();
+                  self->CloseNow();
+                }
+                return;
+              }
+              if (self->state_ == State::kClosing && self->pending_out_.empty()) {
+                return self->CloseNow();
+              }
+              self->Flush();
+            }));
     return true;
   }
 
@@ -593,8 +587,7 @@ Result<std::string> SynthesizePcm8k(const pipeline::CallResources& resources,
 
 void Accept(const std::shared_ptr<AudioSocketServer::Shared>& shared) {
   shared->acceptor->async_accept(
-      asio::make_strand(*shared->io),
-      [shared](boost::system::error_code ec, tcp::socket socket) {
+      asio::make_strand(*shared->io), [shared](boost::system::error_code ec, tcp::socket socket) {
         if (ec) {
           if (ec == asio::error::operation_aborted || shared->stopping) return;
           HLOG_WARN("audiosocket: accept failed: {}", ec.message());
@@ -641,13 +634,13 @@ Result<std::unique_ptr<AudioSocketServer>> AudioSocketServer::Create(
                                     "AudioSocket calls handed to a human agent");
   shared->refused = &m.GetCounter("hotline_audiosocket_refused_total",
                                   "AudioSocket connections refused (connection cap, no session)");
-  shared->audio_dropped_bytes = &m.GetCounter(
-      "hotline_audiosocket_audio_dropped_bytes_total",
-      "Reply audio dropped over audiosocket.max_queued_audio_ms");
+  shared->audio_dropped_bytes =
+      &m.GetCounter("hotline_audiosocket_audio_dropped_bytes_total",
+                    "Reply audio dropped over audiosocket.max_queued_audio_ms");
   shared->pacer_resyncs = &m.GetCounter("hotline_audiosocket_pacer_resyncs_total",
                                         "Pacer stalls over 200 ms (schedule reset to now)");
-  shared->frames_out = &m.GetCounter("hotline_audiosocket_frames_out_total",
-                                     "20 ms audio packets sent to Asterisk");
+  shared->frames_out =
+      &m.GetCounter("hotline_audiosocket_frames_out_total", "20 ms audio packets sent to Asterisk");
   shared->active_gauge =
       &m.GetGauge("hotline_audiosocket_active_calls", "AudioSocket calls in progress");
   return std::unique_ptr<AudioSocketServer>(new AudioSocketServer(std::move(shared)));
@@ -659,7 +652,8 @@ Status AudioSocketServer::Start() {
   if (started_) return FailedPreconditionError("the AudioSocket server is already started");
   boost::system::error_code ec;
   auto address = asio::ip::make_address(shared_->config.host, ec);
-  if (ec) return InvalidArgumentError("audiosocket.host '" + shared_->config.host + "': " + ec.message());
+  if (ec)
+    return InvalidArgumentError("audiosocket.host '" + shared_->config.host + "': " + ec.message());
   const int wanted = std::max(0, shared_->config.port);
   tcp::endpoint ep(address, static_cast<unsigned short>(wanted));
   auto acceptor = std::make_unique<tcp::acceptor>(*shared_->io);

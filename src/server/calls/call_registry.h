@@ -27,10 +27,10 @@
 namespace hotline::server {
 
 struct ActiveCall {
-  std::string id;         // the transport's call id (Twilio CallSid, AudioSocket UUID)
-  std::string transport;  // "twilio", "audiosocket"
-  std::string caller_id;  // may be empty
-  std::string remote;     // peer address
+  std::string id;               // the transport's call id (Twilio CallSid, AudioSocket UUID)
+  std::string transport;        // "twilio", "audiosocket"
+  std::string caller_id;        // may be empty
+  std::string remote;           // peer address
   int64_t started_unix_ms = 0;  // set by Admit
   int64_t duration_ms = 0;      // filled by List
 };
@@ -75,8 +75,8 @@ class CallRegistry {
 
   const int max_calls_;
   mutable std::mutex mu_;
-  uint64_t next_key_ = 1;             // guarded by mu_
-  std::map<uint64_t, Entry> calls_;   // guarded by mu_; keys increase with admission time
+  uint64_t next_key_ = 1;            // guarded by mu_
+  std::map<uint64_t, Entry> calls_;  // guarded by mu_; keys increase with admission time
 };
 
 }  // namespace hotline::server

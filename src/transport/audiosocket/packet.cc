@@ -1,7 +1,7 @@
 #include "transport/audiosocket/packet.h"
 
-#include <cctype>
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 namespace hotline::transport::audiosocket {
@@ -91,10 +91,9 @@ Status PacketParser::CheckHeader() {
         break;
       case PacketType::kAudio:
         if (length > limits_.max_audio_bytes) {
-          s = ResourceExhaustedError("audio packet of " + std::to_string(length) +
-                                     " bytes is over the limit of " +
-                                     std::to_string(limits_.max_audio_bytes) +
-                                     " (AudioSocket sends 320 bytes per 20 ms)");
+          s = ResourceExhaustedError(
+              "audio packet of " + std::to_string(length) + " bytes is over the limit of " +
+              std::to_string(limits_.max_audio_bytes) + " (AudioSocket sends 320 bytes per 20 ms)");
         } else if (length % 2 != 0) {
           s = InvalidArgumentError("audio packet of " + std::to_string(length) +
                                    " bytes: not a whole number of 16-bit samples");
@@ -140,7 +139,8 @@ Status PacketParser::Finish() const {
   const size_t left = buffered();
   if (left == 0) return Status::Ok();
   if (left < kHeaderBytes) {
-    return DataLossError("stream ended inside a packet header (" + std::to_string(left) + " of 3 bytes)");
+    return DataLossError("stream ended inside a packet header (" + std::to_string(left) +
+                         " of 3 bytes)");
   }
   const auto* h = reinterpret_cast<const uint8_t*>(buffer_.data() + pos_);
   const size_t length = (static_cast<size_t>(h[1]) << 8) | h[2];
