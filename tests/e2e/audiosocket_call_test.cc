@@ -412,6 +412,24 @@ TEST_F(AudioSocketCallTest, TheCallCapIsSharedWithTwilio) {
   EXPECT_EQ(MetricValue(metrics_.ExposeText(), "hotline_twilio_over_capacity_total"), 1);
   ASSERT_EQ(registry_->List().size(), 1u);
   EXPECT_EQ(registry_->List()[0].transport, "audiosocket");
+
+  // The AudioSocket call ends; its place goes to a Twilio call, which the registry can end too.
+  ASSERT_TRUE(first->SendHangup());
+  ASSERT_TRUE(first->WaitClosed(5000));
+  const auto freed = std::chrono::steady_clock::now() + Ms(3000);
+  while (registry_->active() > 0 && std::chrono::steady_clock::now() < freed) {
+    std::this_thread::sleep_for(Ms(10));
+  }
+  server::testing::TwilioCaller third;
+  ASSERT_TRUE(third.Connect((*http)->port(), "/twilio")) << third.error();
+  ASSERT_TRUE(third.Start("CA-third"));
+  ASSERT_TRUE(third.WaitForAudio(server::testing::TwilioCaller::Clock::now(), 15000).has_value());
+  ASSERT_EQ(registry_->List().size(), 1u);
+  EXPECT_EQ(registry_->List()[0].transport, "twilio");
+  EXPECT_EQ(registry_->End("CA-third", "ended by the test"), 1u);
+  ASSERT_TRUE(third.WaitClosed(5000));
+  EXPECT_EQ(third.close_code(), 1000);
+  EXPECT_EQ(third.close_reason(), "ended: ended by the test");
   (*http)->Stop();
 }
 
