@@ -1,4 +1,5 @@
 #include "app/cli.h"
+#include "app/hotline_config.h"
 
 #include <gtest/gtest.h>
 
@@ -42,3 +43,21 @@ TEST(Args, NegativeNumbersArePositional) {
 
 }  // namespace
 }  // namespace hotline::cli
+
+namespace hotline {
+namespace {
+
+TEST(RedactedConfigYaml, HidesTokensAndUrlPasswords) {
+  HotlineConfig cfg;
+  cfg.admin.token = "s3cret-admin-token-0123456789";
+  const std::string yaml = RedactedConfigYaml(cfg);
+  EXPECT_EQ(yaml.find("s3cret-admin-token"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("token: <redacted>"), std::string::npos) << yaml;
+  // Everything else is there, secrets' neighbours included.
+  EXPECT_NE(yaml.find("token_env: HOTLINE_ADMIN_TOKEN"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("max_calls:"), std::string::npos);
+  EXPECT_NE(yaml.find("audiosocket:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hotline

@@ -1,19 +1,27 @@
-// `hotline serve [--config FILE] [--host H] [--port P] [--kb FILE.csv] [--set key=value ...]`
-// Hotline's server: Twilio Media Streams calls at ws://H:P/twilio, each a CallSession over the
-// shared call stack (recognizer, synthesizer, knowledge base, answer caches), plus /healthz,
-// /readyz and /metrics, until SIGINT or SIGTERM.
+// `hotline serve [--config FILE] [--host H] [--port P] [--audiosocket-port Q] [--kb FILE.csv]
+//                [--set key=value ...]`
+// Hotline's server: Twilio Media Streams calls at ws://H:P/twilio and Asterisk AudioSocket calls
+// on TCP port Q, each a CallSession over the shared call stack (recognizer, synthesizer,
+// knowledge base, answer caches), plus /healthz, /readyz, /metrics and the token-protected admin
+// API (/admin/*), until SIGINT or SIGTERM.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+
+#include <nlohmann/json.hpp>
 
 #include "app/call_runner.h"
 #include "app/cli.h"
 #include "app/hotline_config.h"
 #include "common/log.h"
 #include "pipeline/call_stack.h"
+#include "server/admin/admin_api.h"
+#include "server/calls/audiosocket_server.h"
+#include "server/calls/call_registry.h"
 #include "server/calls/twilio_endpoint.h"
 #include "server/http_server.h"
 
@@ -21,20 +29,25 @@ namespace hotline::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: hotline serve [--config FILE] [--host H] [--port P] [--kb FILE.csv]\n"
-    "                     [--set key=value ...]\n"
+    "usage: hotline serve [--config FILE] [--host H] [--port P] [--audiosocket-port Q]\n"
+    "                     [--kb FILE.csv] [--set key=value ...]\n"
     "  Answers phone calls until SIGINT/SIGTERM: Twilio Media Streams at ws://H:P/twilio\n"
     "  (TwiML <Connect><Stream url=\"wss://.../twilio\"> with <Parameter name=\"caller\"\n"
-    "  value=\"{{From}}\"/>), and /healthz, /readyz, /metrics.\n"
+    "  value=\"{{From}}\"/>), Asterisk AudioSocket on TCP port Q (dialplan: Answer() then\n"
+    "  AudioSocket(<uuid>,H:Q)), /healthz, /readyz, /metrics, and the admin API at /admin/*\n"
+    "  (Authorization: Bearer <admin.token or $HOTLINE_ADMIN_TOKEN>; off without a token).\n"
     "  --host H           listen address (default server.host, 127.0.0.1)\n"
     "  --port P           listen port, 0 = any free port (default server.port, 8080)\n"
+    "  --audiosocket-port Q  AudioSocket TCP port, 0 = any free port, -1 = off\n"
+    "                     (default audiosocket.port, -1); it listens on audiosocket.host\n"
     "  --kb FILE.csv      knowledge base to serve (default: the demo knowledge base)\n"
     "  --config FILE      configuration file\n"
     "  --set key=value    override one configuration key (repeatable)\n"
     "  The listening URL is printed on stderr once the call stack is ready.\n";
 
 int RunServe(std::span<const std::string> argv) {
-  auto args = Args::Parse(argv, {"--host", "--port", "--config", "--set", "--kb"});
+  auto args =
+      Args::Parse(argv, {"--host", "--port", "--config", "--set", "--kb", "--audiosocket-port"});
   if (!args.ok()) return UsageError(args.status().message(), kUsage);
   if (args->Has("--help") || args->Has("-h")) {
     std::cout << kUsage;
@@ -42,11 +55,12 @@ int RunServe(std::span<const std::string> argv) {
   }
   std::optional<std::string> host = args->Get("--host");
   auto port = args->GetInt("--port", -1, 0, 65535);
+  auto as_port = args->GetInt("--audiosocket-port", -2, -1, 65535);
   const std::string config_path = args->GetOr("--config", "");
   const std::vector<std::string> overrides = args->GetAll("--set");
   const std::string kb_csv =
       args->GetOr("--kb", std::string(HOTLINE_ASSETS_DIR) + "/kb/bitext_kb.csv");
-  for (const Status& s : {port.status(), args->Finish()}) {
+  for (const Status& s : {port.status(), as_port.status(), args->Finish()}) {
     if (!s.ok()) return UsageError(s.message(), kUsage);
   }
   if (!args->positional().empty()) return UsageError("unexpected argument", kUsage);
@@ -56,6 +70,12 @@ int RunServe(std::span<const std::string> argv) {
   HotlineConfig cfg = std::move(loaded).value();
   if (host) cfg.server.host = *host;
   if (*port >= 0) cfg.server.port = static_cast<int>(*port);
+  if (*as_port >= -1) cfg.audiosocket.port = static_cast<int>(*as_port);
+  if (!cfg.admin.token_env.empty()) {
+    if (const char* env = std::getenv(cfg.admin.token_env.c_str()); env != nullptr && *env != 0) {
+      cfg.admin.token = env;
+    }
+  }
   if (Status s = ValidateConfig(cfg); !s.ok()) return Fail(s);
   InitLogging(cfg.log_level);
 
@@ -76,28 +96,71 @@ int RunServe(std::span<const std::string> argv) {
 
   int rc = 0;
   {
-    auto twilio = server::TwilioEndpoint::Create((*stack)->resources(), cfg.twilio);
+    // One cap for the calls on every transport.
+    auto registry = std::make_shared<server::CallRegistry>(cfg.twilio.max_calls);
+    auto twilio =
+        server::TwilioEndpoint::Create((*stack)->resources(), cfg.twilio, nullptr, registry);
     if (!twilio.ok()) return Fail(twilio.status().WithContext("twilio endpoint"));
     auto server = server::HttpServer::Create(cfg.server);
     if (!server.ok()) return Fail(server.status());
     if (Status s = (*server)->HandleWebSocket("/twilio", (*twilio)->Factory()); !s.ok()) {
       return Fail(s);
     }
-    server::TwilioEndpoint* endpoint = twilio->get();
+    std::unique_ptr<server::AudioSocketServer> audiosocket;
+    if (cfg.audiosocket.port >= 0) {
+      auto as = server::AudioSocketServer::Create((*stack)->resources(), cfg.audiosocket, nullptr,
+                                                  registry);
+      if (!as.ok()) return Fail(as.status().WithContext("audiosocket"));
+      audiosocket = std::move(*as);
+    }
+
+    pipeline::CallStack* call_stack = stack->get();
+    server::AdminActions admin;
+    admin.calls = registry;
+    admin.reload_kb = [call_stack]() -> Result<std::string> {
+      ASSIGN_OR_RETURN(pipeline::KbReloadReport r, call_stack->ReloadKnowledgeBase());
+      return nlohmann::json{{"source", r.source},         {"records", r.records},
+                            {"added", r.added},           {"updated", r.updated},
+                            {"unchanged", r.unchanged},   {"changed", r.changed},
+                            {"generation", r.generation}}
+          .dump();
+    };
+    admin.flush_caches = [call_stack]() -> Result<std::string> {
+      ASSIGN_OR_RETURN(pipeline::CacheFlushReport r, call_stack->FlushAnswerCaches());
+      return nlohmann::json{{"stamps_bumped", r.stamps_bumped},
+                            {"l2_dropped", r.l2_dropped},
+                            {"audio_entries", r.audio_entries}}
+          .dump();
+    };
+    const std::string effective = RedactedConfigYaml(cfg);
+    admin.effective_config = [effective] { return effective; };
+    if (Status s = server::RegisterAdminApi(**server, cfg.admin.token, admin); !s.ok()) {
+      return Fail(s.WithContext("admin"));
+    }
+
     const int max_calls = cfg.twilio.max_calls;
-    (*server)->SetReadinessCheck([endpoint, max_calls]() -> Status {
-      if (endpoint->active_calls() >= max_calls) {
-        return ResourceExhaustedError("at twilio.max_calls (" + std::to_string(max_calls) + ")");
+    (*server)->SetReadinessCheck([registry, max_calls]() -> Status {
+      if (registry->active() >= max_calls) {
+        return ResourceExhaustedError("at twilio.max_calls (" + std::to_string(max_calls) +
+                                      " calls on all transports)");
       }
       return Status::Ok();
     });
     if (Status s = (*server)->Start(); !s.ok()) return Fail(s);
-    std::cerr << "hotline: answering calls at " << (*server)->Url("/twilio", "ws")
-              << " (metrics at " << (*server)->Url("/metrics") << ")" << std::endl;
+    if (audiosocket != nullptr) {
+      if (Status s = audiosocket->Start(); !s.ok()) return Fail(s);
+    }
+    std::cerr << "hotline: answering calls at " << (*server)->Url("/twilio", "ws");
+    if (audiosocket != nullptr) {
+      std::cerr << " and AudioSocket tcp://" << cfg.audiosocket.host << ":" << audiosocket->port();
+    }
+    std::cerr << " (metrics at " << (*server)->Url("/metrics") << "; admin API "
+              << (cfg.admin.token.empty() ? "off" : "on") << ")" << std::endl;
 
     int sig = 0;
     sigwait(&signals, &sig);
     std::cerr << "hotline: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", stopping" << std::endl;
+    if (audiosocket != nullptr) audiosocket->Stop();
     (*server)->Stop();
   }
   std::error_code ec;
@@ -105,7 +168,8 @@ int RunServe(std::span<const std::string> argv) {
   return rc;
 }
 
-const CommandRegistrar kServe({"serve", "answer phone calls (Twilio Media Streams at /twilio)",
+const CommandRegistrar kServe({"serve",
+                               "answer phone calls (Twilio Media Streams, Asterisk AudioSocket)",
                                kUsage, RunServe});
 
 }  // namespace

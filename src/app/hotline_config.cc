@@ -1,5 +1,7 @@
 #include "app/hotline_config.h"
 
+#include <yaml-cpp/yaml.h>
+
 namespace hotline {
 
 Status HotlineConfig::Validate() const {
@@ -18,6 +20,51 @@ Result<HotlineConfig> LoadHotlineConfig(const std::string& path,
   for (const auto& o : overrides) RETURN_IF_ERROR(ApplyConfigOverride(o, cfg));
   RETURN_IF_ERROR(ValidateConfig(cfg));
   return cfg;
+}
+
+namespace {
+
+bool IsSecretKey(const std::string& key) {
+  return key == "token" || key == "password" || key == "secret" || key == "api_key";
+}
+
+// "redis://user:pass@host:6379" -> "redis://<redacted>@host:6379".
+std::string RedactUrlUserinfo(const std::string& v) {
+  const size_t scheme = v.find("://");
+  if (scheme == std::string::npos) return v;
+  const size_t at = v.find('@', scheme + 3);
+  const size_t slash = v.find('/', scheme + 3);
+  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return v;
+  return v.substr(0, scheme + 3) + "<redacted>" + v.substr(at);
+}
+
+void Redact(YAML::Node node) {
+  if (node.IsMap()) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const std::string key = it->first.as<std::string>();
+      if (IsSecretKey(key) && it->second.IsScalar() && !it->second.as<std::string>().empty()) {
+        it->second = "<redacted>";
+      } else {
+        Redact(it->second);
+      }
+    }
+  } else if (node.IsSequence()) {
+    for (auto child : node) Redact(child);
+  } else if (node.IsScalar()) {
+    const std::string v = node.as<std::string>();
+    const std::string r = RedactUrlUserinfo(v);
+    if (r != v) node = r;
+  }
+}
+
+}  // namespace
+
+std::string RedactedConfigYaml(const HotlineConfig& cfg) {
+  YAML::Node root = YAML::Load(DumpConfigYaml(cfg));
+  Redact(root);
+  YAML::Emitter e;
+  e << root;
+  return std::string(e.c_str()) + "\n";
 }
 
 }  // namespace hotline

@@ -18,6 +18,8 @@
 #include "engine/engine.h"
 #include "llm/llm_config.h"
 #include "pipeline/call_config.h"
+#include "server/admin/admin_api.h"
+#include "server/calls/audiosocket_server.h"
 #include "server/calls/twilio_endpoint.h"
 #include "server/server_config.h"
 #include "tts/synthesizer.h"
@@ -51,6 +53,8 @@ struct HotlineConfig {
   pipeline::CallConfig call;
   server::ServerConfig server;
   server::TwilioConfig twilio;
+  server::AudioSocketConfig audiosocket;
+  server::AdminConfig admin;
 
   template <class V>
   void Visit(V& v) {
@@ -66,6 +70,8 @@ struct HotlineConfig {
     v.Section("call", call);
     v.Section("server", server);
     v.Section("twilio", twilio);
+    v.Section("audiosocket", audiosocket);
+    v.Section("admin", admin);
   }
   Status Validate() const;
 };
@@ -74,5 +80,9 @@ struct HotlineConfig {
 // validates. Errors name the file line or the override.
 Result<HotlineConfig> LoadHotlineConfig(const std::string& path,
                                         const std::vector<std::string>& overrides);
+
+// The configuration as YAML with its secrets replaced by "<redacted>": values of keys named
+// token, password, secret or api_key (any section), and the user:password part of URLs.
+std::string RedactedConfigYaml(const HotlineConfig& cfg);
 
 }  // namespace hotline

@@ -16,6 +16,43 @@ CallStack::~CallStack() {
   for (const std::string& path : generated_files_) std::filesystem::remove(path, ec);
 }
 
+Result<KbReloadReport> CallStack::ReloadKnowledgeBase() {
+  if (kb_csv_.empty()) {
+    return FailedPreconditionError(
+        "this call stack was built without a knowledge-base CSV: nothing to reload");
+  }
+  answer::KnowledgeBase& kb = answers_->kb();
+  ASSIGN_OR_RETURN(int64_t before, kb.Generation());
+  ASSIGN_OR_RETURN(answer::ImportReport imported, kb.ImportFile(kb_csv_));
+  ASSIGN_OR_RETURN(auto changed, kb.ChangedSince(before));
+  RETURN_IF_ERROR(answers_->answerer().SyncKnowledgeBase());
+  KbReloadReport r;
+  r.source = kb_csv_;
+  r.records = imported.records;
+  r.added = imported.added;
+  r.updated = imported.updated;
+  r.unchanged = imported.unchanged;
+  r.changed = changed.size();
+  r.generation = imported.generation;
+  return r;
+}
+
+Result<CacheFlushReport> CallStack::FlushAnswerCaches() {
+  CacheFlushReport r;
+  ASSIGN_OR_RETURN(auto articles, answers_->kb().All());
+  for (const auto& a : articles) {
+    const std::string stamp = answer::KnowledgeBase::StampFor(a.id);
+    RETURN_IF_ERROR(answers_->l3().Invalidate(stamp));
+    ++r.stamps_bumped;
+    if (auto* l2 = answers_->semantic_cache()) r.l2_dropped += l2->InvalidateTagItem(stamp);
+  }
+  if (audio_cache_ != nullptr) {
+    r.audio_entries = static_cast<size_t>(audio_cache_->stats().entries);
+    audio_cache_->Clear();
+  }
+  return r;
+}
+
 Result<std::unique_ptr<CallStack>> CallStack::Build(const CallStackOptions& o) {
   RETURN_IF_ERROR(o.call.Validate().WithContext("call"));
   if (o.kb_db.empty()) return InvalidArgumentError("call stack: no knowledge-base database path");
@@ -23,6 +60,7 @@ Result<std::unique_ptr<CallStack>> CallStack::Build(const CallStackOptions& o) {
     return InvalidArgumentError("call stack: workers and answer_workers must be >= 1");
   }
   std::unique_ptr<CallStack> s(new CallStack());
+  s->kb_csv_ = o.kb_csv;
   asr::AsrConfig asr = o.asr;
   if (o.domain_lm_from_kb && asr.backend == "pocketsphinx" && asr.pocketsphinx.domain_lm.empty() &&
       !o.kb_csv.empty()) {

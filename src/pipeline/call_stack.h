@@ -52,6 +52,24 @@ struct CallStackOptions {
   MetricsRegistry* metrics = nullptr;  // null: the global registry
 };
 
+// What ReloadKnowledgeBase did.
+struct KbReloadReport {
+  std::string source;     // the CSV re-imported
+  int records = 0;        // rows read
+  int added = 0;
+  int updated = 0;
+  int unchanged = 0;
+  size_t changed = 0;     // articles whose cached answers were invalidated
+  int64_t generation = 0;
+};
+
+// What FlushAnswerCaches did.
+struct CacheFlushReport {
+  size_t stamps_bumped = 0;  // knowledge-base articles whose L3 answers became misses
+  size_t l2_dropped = 0;     // semantic-cache entries dropped
+  size_t audio_entries = 0;  // synthesized-audio entries dropped
+};
+
 class CallStack {
  public:
   static Result<std::unique_ptr<CallStack>> Build(const CallStackOptions& options);
@@ -64,6 +82,17 @@ class CallStack {
   tts::AudioCache* audio_cache() { return audio_cache_.get(); }
   CallRecordStore* records() { return records_.get(); }
   size_t kb_articles() const { return answers_->report().articles; }
+
+  // Re-imports the knowledge-base CSV the stack was built from (an upsert by id, all or nothing:
+  // a malformed file changes nothing and the error names its line), then invalidates the cached
+  // answers (L1-L3) built from the articles that changed. Calls in progress keep going; their next
+  // answers see the new articles. The intent classifier and L1 templates are trained at start-up
+  // only: a new intent needs a restart. Blocking (file and SQLite I/O); thread-safe.
+  Result<KbReloadReport> ReloadKnowledgeBase();
+  // Makes every cached answer a miss: bumps the stamp of every knowledge-base article (every
+  // shared L3 answer depends on one), drops the semantic-cache entries built from them and empties
+  // the synthesized-audio cache. Blocking; thread-safe.
+  Result<CacheFlushReport> FlushAnswerCaches();
 
  private:
   CallStack() = default;
@@ -78,6 +107,7 @@ class CallStack {
   std::unique_ptr<ThreadPool> answer_pool_;
   CallResources resources_;
   std::vector<std::string> generated_files_;  // removed by the destructor
+  std::string kb_csv_;
 };
 
 }  // namespace hotline::pipeline

@@ -38,6 +38,7 @@ struct TwilioEndpoint::Shared {
   const pipeline::CallResources* resources = nullptr;
   TwilioConfig config;
   std::string busy_mulaw;  // over_capacity_text, 8 kHz μ-law
+  std::shared_ptr<CallRegistry> registry;  // the call cap, shared with other transports
   std::atomic<int> active{0};
   Counter* calls = nullptr;
   Counter* over_capacity = nullptr;
@@ -181,11 +182,18 @@ class TwilioCallHandler final : public WebSocketHandler {
                                       " channel(s); Hotline takes audio/x-mulaw 8000 Hz mono");
     }
     call_id_ = message_.call_sid.empty() ? message_.stream_sid : message_.call_sid;
-    if (shared_->active.fetch_add(1) >= shared_->config.max_calls) {
-      shared_->active.fetch_sub(1);
+    std::weak_ptr<WebSocketConnection> weak_ws = ws_;
+    ActiveCall entry;
+    entry.id = call_id_;
+    entry.transport = "twilio";
+    entry.remote = ws_->remote();
+    admission_ = shared_->registry->Admit(std::move(entry), [weak_ws](std::string_view reason) {
+      if (auto ws = weak_ws.lock()) ws->Close(kCloseNormal, "ended: " + std::string(reason));
+    });
+    if (admission_ == nullptr) {
       shared_->over_capacity->Increment();
       HLOG_WARN("call {}: over capacity ({} calls), turned away", call_id_,
-                shared_->config.max_calls);
+                shared_->registry->max_calls());
       over_capacity_ = true;
       const std::string& audio = shared_->busy_mulaw;
       for (size_t i = 0; i < audio.size(); i += kBusyChunkBytes) {
@@ -195,6 +203,7 @@ class TwilioCallHandler final : public WebSocketHandler {
       (void)ws_->SendText(twilio::EncodeMark(message_.stream_sid, kBusyMark));
       return;
     }
+    shared_->active.fetch_add(1);
     counted_ = true;
     shared_->active_gauge->Set(shared_->active.load());
     shared_->calls->Increment();
@@ -249,6 +258,7 @@ class TwilioCallHandler final : public WebSocketHandler {
       shared_->active.fetch_sub(1);
       shared_->active_gauge->Set(shared_->active.load());
     }
+    admission_.reset();
   }
 
   std::shared_ptr<TwilioEndpoint::Shared> shared_;
@@ -257,6 +267,7 @@ class TwilioCallHandler final : public WebSocketHandler {
   twilio::InboundMessage message_;  // reused: steady-state media does not allocate
   std::unique_ptr<pipeline::CallSession> session_;
   std::shared_ptr<TwilioSink> sink_;
+  std::unique_ptr<CallRegistry::Admission> admission_;
   std::string call_id_;
   bool counted_ = false;
   bool over_capacity_ = false;
@@ -278,12 +289,15 @@ Result<std::string> SynthesizeMulaw(const pipeline::CallResources& resources, st
 }  // namespace
 
 Result<std::unique_ptr<TwilioEndpoint>> TwilioEndpoint::Create(
-    const pipeline::CallResources& resources, TwilioConfig config, MetricsRegistry* metrics) {
+    const pipeline::CallResources& resources, TwilioConfig config, MetricsRegistry* metrics,
+    std::shared_ptr<CallRegistry> registry) {
   RETURN_IF_ERROR(config.Validate());
   RETURN_IF_ERROR(resources.Validate());
   auto shared = std::make_shared<Shared>();
   shared->resources = &resources;
   ASSIGN_OR_RETURN(shared->busy_mulaw, SynthesizeMulaw(resources, config.over_capacity_text));
+  shared->registry =
+      registry != nullptr ? std::move(registry) : std::make_shared<CallRegistry>(config.max_calls);
   shared->config = std::move(config);
   MetricsRegistry& m = metrics != nullptr ? *metrics : MetricsRegistry::Global();
   shared->calls = &m.GetCounter("hotline_twilio_calls_total", "Twilio calls answered");

@@ -17,7 +17,8 @@
 // oversized messages, media before `start`, an unsupported media format — each closes the socket
 // with 1008 (policy) or 1009 (too big) and the decoder's message as the reason, logged and counted.
 //
-// Capacity: at most `max_calls` sessions at once; a call over it hears `over_capacity_text`
+// Capacity: at most `max_calls` sessions at once (or the cap of the CallRegistry given to Create,
+// shared with the other transports); a call over it hears `over_capacity_text`
 // (synthesized once at Create) and is closed when Twilio reports it played (its mark), without
 // a session.
 //
@@ -35,6 +36,7 @@
 #include "common/metrics.h"
 #include "common/status.h"
 #include "pipeline/call_session.h"
+#include "server/calls/call_registry.h"
 #include "server/http_types.h"
 
 namespace hotline::server {
@@ -51,7 +53,8 @@ struct TwilioConfig {
 
   template <class V>
   void Visit(V& v) {
-    v.Field("max_calls", max_calls, "Concurrent Twilio calls at most");
+    v.Field("max_calls", max_calls,
+            "Concurrent calls at most (hotline serve: Twilio and AudioSocket together)");
     v.Field("over_capacity_text", over_capacity_text, "Said to a call over max_calls");
     v.Field("caller_id_parameters", caller_id_parameters,
             "start.customParameters names holding the caller's number");
@@ -62,9 +65,13 @@ struct TwilioConfig {
 class TwilioEndpoint {
  public:
   // `resources` (and what they point to) must outlive the endpoint and every connection.
+  // `registry`: the process's calls, for a cap shared with other transports and the admin API;
+  // null: a registry of this endpoint's own with config.max_calls.
   static Result<std::unique_ptr<TwilioEndpoint>> Create(const pipeline::CallResources& resources,
                                                         TwilioConfig config,
-                                                        MetricsRegistry* metrics = nullptr);
+                                                        MetricsRegistry* metrics = nullptr,
+                                                        std::shared_ptr<CallRegistry> registry =
+                                                            nullptr);
 
   // The WebSocket factory for HttpServer::HandleWebSocket.
   WebSocketFactory Factory();

@@ -1,0 +1,55 @@
+#include "server/calls/call_registry.h"
+
+#include <utility>
+
+namespace hotline::server {
+
+CallRegistry::Admission::~Admission() { registry_->Release(key_); }
+
+std::unique_ptr<CallRegistry::Admission> CallRegistry::Admit(ActiveCall call, EndCallFn end) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (static_cast<int>(calls_.size()) >= max_calls_) return nullptr;
+  const uint64_t key = next_key_++;
+  call.started_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  calls_.emplace(key, Entry{std::move(call), std::chrono::steady_clock::now(), std::move(end)});
+  return std::unique_ptr<Admission>(new Admission(this, key));
+}
+
+void CallRegistry::Release(uint64_t key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  calls_.erase(key);
+}
+
+std::vector<ActiveCall> CallRegistry::List() const {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ActiveCall> out;
+  out.reserve(calls_.size());
+  for (const auto& [key, e] : calls_) {
+    out.push_back(e.call);
+    out.back().duration_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - e.started).count();
+  }
+  return out;
+}
+
+size_t CallRegistry::End(std::string_view id, std::string_view reason) {
+  std::vector<EndCallFn> to_end;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, e] : calls_) {
+      if (e.call.id == id && e.end) to_end.push_back(e.end);
+    }
+  }
+  for (const auto& end : to_end) end(reason);
+  return to_end.size();
+}
+
+int CallRegistry::active() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(calls_.size());
+}
+
+}  // namespace hotline::server
