@@ -404,6 +404,13 @@ Result<std::vector<ChatMessage>> Answerer::DraftPrompt(std::string_view partial,
   return std::move(prompt.messages);
 }
 
+Status Answerer::Prefetch(std::string_view partial, const CallerSession& caller,
+                          const std::vector<ChatMessage>& history) {
+  if (parts_.llm == nullptr) return Status::Ok();
+  ASSIGN_OR_RETURN(std::vector<ChatMessage> messages, DraftPrompt(partial, caller, history));
+  return parts_.llm->Prefetch(messages);
+}
+
 void Answerer::Share(const Question& q, const AnswerResult& a, const std::vector<std::string>& deps,
                      const std::vector<uint64_t>& snapshot) {
   if (a.personal || q.text.empty()) return;

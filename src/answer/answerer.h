@@ -241,6 +241,10 @@ class Answerer {
   // llm::LanguageModel::Prefetch while the caller talks). Reads the knowledge base.
   Result<std::vector<ChatMessage>> DraftPrompt(std::string_view partial, const CallerSession& caller,
                                                const std::vector<ChatMessage>& history);
+  // Hands DraftPrompt's messages to the model's Prefetch (its prefix cache computes them while
+  // the caller talks). No model: nothing. Errors are the draft's or the model's (best effort).
+  Status Prefetch(std::string_view partial, const CallerSession& caller,
+                  const std::vector<ChatMessage>& history);
 
   // A PIN typed on the keypad (DTMF digits from the transport). When a personal request was
   // waiting for it, the answer to that request; otherwise a confirmation.

@@ -62,10 +62,17 @@ class EchoModel : public llm::LanguageModel {
     }
     return stats;
   }
+  Status Prefetch(const std::vector<ChatMessage>& messages) override {
+    ++prefetches;
+    last_prefetch = messages;
+    return Status::Ok();
+  }
   int CountTokens(std::string_view text) const override { return EstimateTokens(text); }
   std::string name() const override { return "echo"; }
   int calls = 0;
+  int prefetches = 0;
   std::vector<ChatMessage> last_prompt;
+  std::vector<ChatMessage> last_prefetch;
 };
 
 // A simple exact-match shared cache standing in for L2; records everything it learns.
@@ -369,6 +376,17 @@ TEST(Answerer, PeekAnswersFromSharedCachesWithoutSideEffects) {
   EXPECT_EQ(draft->front().role, "system");
   EXPECT_NE(draft->back().content.find("when are you open"), std::string::npos);
   EXPECT_EQ(w.llm.calls, 0);
+  // Prefetch hands exactly that draft to the model.
+  ASSERT_TRUE(w.answerer->Prefetch("When are you open", caller, {{"user", "hi"}, {"assistant", "Hello."}}).ok());
+  EXPECT_EQ(w.llm.prefetches, 1);
+  ASSERT_EQ(w.llm.last_prefetch.size(), draft->size());
+  for (size_t i = 0; i < draft->size(); ++i) {
+    EXPECT_EQ(w.llm.last_prefetch[i].role, (*draft)[i].role);
+    EXPECT_EQ(w.llm.last_prefetch[i].content, (*draft)[i].content);
+  }
+  EXPECT_EQ(w.llm.calls, 0);
+  World no_llm(false);
+  EXPECT_TRUE(no_llm.answerer->Prefetch("When are you open", caller, {}).ok());
 }
 
 TEST(Answerer, ConfigValidation) {

@@ -87,6 +87,10 @@ struct CallConfig {
   // after it. A final transcript that reads differently stops it at once (clear) and is answered
   // as usual; the caller may then hear a fragment of under 100 ms.
   bool prework_speculate = true;
+  // When no cached tier answers the stable partial, hand the prompt the model would get to its
+  // Prefetch (the embedded engine computes it into its prefix cache, so the final request only
+  // pays for the last words). Costs a retrieval per stable partial and background model work.
+  bool prework_prefetch = true;
   // Earlier turns (caller + agent messages) handed to the answerer as history.
   int history_turns = 4;
   // Per-call records (SQLite, one row per turn). Empty: not recorded.
@@ -126,6 +130,8 @@ struct CallConfig {
     v.Field("prework_min_words", prework_min_words, "Words a stable partial needs to be looked up ahead");
     v.Field("prework_ends_turn", prework_ends_turn,
             "A partial the cached tiers answer ends the turn after endpointer.complete_silence_ms");
+    v.Field("prework_prefetch", prework_prefetch,
+            "Prefetch the model's prompt for a stable partial no cached tier answers");
     v.Field("prework_speculate", prework_speculate,
             "Start a prepared answer before the final transcript confirms it");
     v.Field("history_turns", history_turns, "Earlier turns given to the answerer");

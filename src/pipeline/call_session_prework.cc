@@ -44,7 +44,21 @@ void CallSession::Core::StartPrework(const std::string& partial) {
                  peeked.status().message());
       return;
     }
-    if (!peeked->has_value() || (*peeked)->personal || (*peeked)->fallback) return;
+    if (!peeked->has_value() || (*peeked)->personal || (*peeked)->fallback) {
+      // The model will answer: let it compute the likely prompt while the caller talks.
+      if (self->res.call.prework_prefetch) {
+        const MonoTime t0 = self->clock->Now();
+        Status s = self->res.answerer->Prefetch(partial, self->caller, self->history);
+        if (!s.ok()) {
+          HLOG_DEBUG("call {}: prefetch failed: {}", self->info.call_id, s.message());
+        } else {
+          self->metrics.prefetches.Increment();
+          HLOG_DEBUG("call {}: prompt prefetched in {:.1f} ms", self->info.call_id,
+                     MillisBetween(t0, self->clock->Now()));
+        }
+      }
+      return;
+    }
     std::vector<std::string> sentences = (*peeked)->sentences;
     if (sentences.empty()) sentences.push_back((*peeked)->text);
     {

@@ -430,6 +430,19 @@ TEST_F(CallSessionTest, PreparedAnswerIsSpokenWithoutAskingAgain) {
   EXPECT_EQ(sink_->clears(), 0);
 }
 
+TEST_F(CallSessionTest, APartialNoCachedTierAnswersIsPrefetchedForTheModel) {
+  recognizer_.stable_after_frames = 10;  // no peek_answer: the cached tiers have nothing
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
+  {
+    std::lock_guard lock(answerer_.mu);
+    ASSERT_EQ(answerer_.prefetches.size(), 1u);
+    EXPECT_EQ(answerer_.prefetches[0], "where is my order");
+  }
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_prefetches_total", "").value(), 1u);
+}
+
 TEST_F(CallSessionTest, ASpeculativeStartIsStoppedWhenTheFinalTranscriptDiffers) {
   recognizer_.stable_after_frames = 10;
   recognizer_.final_says_more = true;

@@ -59,6 +59,8 @@ PipelineMetrics::PipelineMetrics(MetricsRegistry& r)
                                    "Turn records dropped (record writer behind)")),
       prework_hits(r.GetCounter("hotline_pipeline_prework_hits_total",
                                 "Turns answered with audio prepared before the turn ended")),
+      prefetches(r.GetCounter("hotline_pipeline_prefetches_total",
+                              "Model prompts prefetched while the caller was still talking")),
       speculation_hits(r.GetCounter("hotline_pipeline_speculation_hits_total",
                                     "Prepared answers started before the final transcript, confirmed")),
       speculation_misses(r.GetCounter("hotline_pipeline_speculation_misses_total",

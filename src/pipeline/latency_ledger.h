@@ -57,6 +57,7 @@ struct PipelineMetrics {
   Counter& audio_dropped_frames;  // inbound frames refused because the queue was full
   Counter& records_dropped;
   Counter& prework_hits;          // turns answered with audio prepared before the turn ended
+  Counter& prefetches;            // model prompts prefetched from a stable partial
   Counter& speculation_hits;      // ... started before the final transcript, which confirmed it
   Counter& speculation_misses;    // ... started, then stopped: the final transcript differed
   Histogram& endpointing_s;       // speech_end → end_of_turn

@@ -52,4 +52,9 @@ Result<std::optional<TurnAnswer>> AnswererAdapter::Peek(std::string_view partial
   return std::optional<TurnAnswer>(FromResult(*r));
 }
 
+Status AnswererAdapter::Prefetch(std::string_view partial, const answer::CallerSession& caller,
+                                 const std::vector<answer::ChatMessage>& history) {
+  return answerer_.Prefetch(partial, caller, history);
+}
+
 }  // namespace hotline::pipeline

@@ -66,6 +66,15 @@ class TurnAnswerer {
     (void)caller;
     return std::optional<TurnAnswer>();
   }
+  // The caller is still talking and no cached tier answers `partial`: let the language model
+  // compute the likely prompt ahead (best effort; default nothing).
+  virtual Status Prefetch(std::string_view partial, const answer::CallerSession& caller,
+                          const std::vector<answer::ChatMessage>& history) {
+    (void)partial;
+    (void)caller;
+    (void)history;
+    return Status::Ok();
+  }
 };
 
 // The real answerer. `answerer` must outlive the adapter.
@@ -78,6 +87,8 @@ class AnswererAdapter final : public TurnAnswerer {
   Result<TurnAnswer> SubmitPin(answer::CallerSession& caller, std::string_view digits) override;
   Result<std::optional<TurnAnswer>> Peek(std::string_view partial,
                                          const answer::CallerSession& caller) override;
+  Status Prefetch(std::string_view partial, const answer::CallerSession& caller,
+                  const std::vector<answer::ChatMessage>& history) override;
 
  private:
   answer::Answerer& answerer_;

@@ -233,6 +233,13 @@ class FakeAnswerer : public TurnAnswerer {
     peeks.emplace_back(partial);
     return peek_answer;
   }
+  Status Prefetch(std::string_view partial, const answer::CallerSession&,
+                  const std::vector<answer::ChatMessage>&) override {
+    std::lock_guard lock(mu);
+    prefetches.emplace_back(partial);
+    return Status::Ok();
+  }
+  std::vector<std::string> prefetches;  // guarded by mu
 };
 
 // Records everything the session sends. Thread-safe.
