@@ -5,9 +5,15 @@
 // for Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 weights, a Q8_K-like block of 256 for the K-quants) and the
 // kernels compute integer dot products; F32/F16/BF16 weights multiply float activations.
 //
-// Code paths: a portable scalar path (any CPU, the reference), AVX2+FMA+F16C, and AVX2 with
-// AVX-VNNI; the best one the CPU supports is chosen at run time (see SetKernelIsa). Tests hold
-// every path equal to the scalar one within float-rounding tolerance.
+// Code paths: a portable scalar path (any CPU, the reference), AVX2+FMA+F16C, AVX2 with
+// AVX-VNNI, and AVX-512 (F/BW/VL/VNNI); the best one the CPU supports is chosen at run time (see
+// SetKernelIsa). Tests hold every path equal to the scalar one within float-rounding tolerance.
+//
+// Packed weights: the AVX-512 path multiplies Q4_0 and Q8_0 matrices fastest from a copy whose
+// rows are interleaved 16 at a time (PackWeights), so that one 512-bit VPDPBUSD advances sixteen
+// rows at once and every row's block scale arrives in one load. The model packs its matrices at
+// load when that path is active; MatMul uses `WeightMatrix::packed` when the active path reads
+// that layout and the plain rows otherwise (and always for the last rows % 16).
 //
 // Threading: the rows of W are split over the ComputePool's threads (dynamic chunks). For
 // n_tokens > 1 each chunk of rows is kept in cache while every token is multiplied against it,
@@ -19,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "common/status.h"
 #include "engine/compute_pool.h"
@@ -33,6 +40,9 @@ struct WeightMatrix {
   const void* data;
   int64_t rows;
   int64_t cols;
+  // Optional PackWeights() copy of the same weights (not owned; nullptr = none). Kernels that
+  // do not read the packed layout ignore it.
+  const uint8_t* packed = nullptr;
 };
 
 // OK when MatMul can use `w`: supported type, cols a multiple of the block size, rows/cols > 0,
@@ -46,7 +56,7 @@ Status CheckWeightMatrix(const WeightMatrix& w);
 void MatMul(const WeightMatrix& w, const float* x, int n_tokens, float* y, ComputePool& pool);
 
 // Instruction-set paths of the kernels.
-enum class KernelIsa { kScalar = 0, kAvx2 = 1, kAvxVnni = 2 };
+enum class KernelIsa { kScalar = 0, kAvx2 = 1, kAvxVnni = 2, kAvx512 = 3 };
 const char* KernelIsaName(KernelIsa isa);
 
 // The best path this CPU supports.
@@ -55,11 +65,35 @@ KernelIsa BestKernelIsa();
 // Meant for start-up and benchmarks (thread-safe, but a call racing a MatMul may use either).
 Status SetKernelIsa(KernelIsa isa);
 KernelIsa ActiveKernelIsa();
-// Parses "auto", "scalar", "avx2", "avxvnni".
+// Parses "auto", "scalar", "avx2", "avxvnni", "avx512".
 Result<KernelIsa> ParseKernelIsa(const char* name);
 
 // MatMul on an explicit path (tests compare paths with this). REQUIRES: the CPU supports `isa`.
 void MatMulWithIsa(const WeightMatrix& w, const float* x, int n_tokens, float* y,
                    ComputePool& pool, KernelIsa isa);
+
+// ---- packed weights ----------------------------------------------------------------------------
+
+// Rows interleaved per packed group.
+inline constexpr int kPackRows = 16;
+
+struct AlignedBytesDeleter {
+  void operator()(uint8_t* p) const;
+};
+// 64-byte aligned bytes owned by the caller of PackWeights.
+using PackedBytes = std::unique_ptr<uint8_t[], AlignedBytesDeleter>;
+
+// True when `isa` reads packed weights (then the model should pack its matrices at load).
+bool KernelIsaUsesPackedWeights(KernelIsa isa);
+
+// Bytes of the packed copy of `w`; 0 when its type has no packed layout (only Q4_0 and Q8_0
+// have one) or it has fewer than kPackRows rows.
+int64_t PackedWeightBytes(const WeightMatrix& w);
+
+// A packed copy of the first rows / kPackRows * kPackRows rows of `w` (the rest stay in `w`),
+// or nullptr when PackedWeightBytes(w) == 0. The caller sets w.packed = result.get() and keeps
+// the result alive as long as w is used. REQUIRES: CheckWeightMatrix(w).ok().
+// Errors: allocation failure. Allocates PackedWeightBytes(w) bytes; reads every byte of w.
+Result<PackedBytes> PackWeights(const WeightMatrix& w);
 
 }  // namespace hotline::engine

@@ -65,6 +65,7 @@ std::vector<KernelIsa> AvailableIsas() {
   const CpuFeatures& f = GetCpuFeatures();
   if (f.avx2 && f.fma && f.f16c) out.push_back(KernelIsa::kAvx2);
   if (f.avx2 && f.fma && f.f16c && f.avx_vnni) out.push_back(KernelIsa::kAvxVnni);
+  if (f.avx2 && f.fma && f.f16c && f.avx512_vnni) out.push_back(KernelIsa::kAvx512);
   return out;
 }
 
@@ -142,6 +143,51 @@ TEST(MatMul, SimdPathsAgreeWithScalar) {
   }
 }
 
+TEST(MatMul, PackedWeightsMatchScalarOnRaggedShapes) {
+  // Row counts below, at and off the 16-row packing groups; token counts that exercise the
+  // 4-token tiles and every remainder; 1 and 3 threads (chunks start mid-matrix).
+  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0}) {
+    for (int64_t rows : {int64_t{5}, int64_t{16}, int64_t{37}, int64_t{160}}) {
+      Matrix m = RandomMatrix(t, rows, 288, 200 + static_cast<uint32_t>(rows));
+      auto packed = PackWeights(m.view());
+      ASSERT_TRUE(packed.ok()) << packed.status().message();
+      EXPECT_EQ(packed->get() == nullptr, rows < kPackRows);
+      EXPECT_EQ(PackedWeightBytes(m.view()),
+                rows / kPackRows * (288 / 32) * (t == GgmlType::Q4_0 ? 288 : 544));
+      WeightMatrix view = m.view();
+      view.packed = packed->get();
+      for (int n_tokens : {1, 2, 3, 4, 7, 70}) {
+        const std::vector<float> x = RandomActivations(n_tokens, m.cols, 11 + n_tokens);
+        std::vector<float> want(static_cast<size_t>(n_tokens * rows));
+        ComputePool one(1);
+        MatMulWithIsa(m.view(), x.data(), n_tokens, want.data(), one, KernelIsa::kScalar);
+        for (KernelIsa isa : AvailableIsas()) {
+          for (int threads : {1, 3}) {
+            ComputePool pool(threads);
+            std::vector<float> got(want.size(), -1.0f);
+            MatMulWithIsa(view, x.data(), n_tokens, got.data(), pool, isa);
+            for (size_t i = 0; i < got.size(); ++i) {
+              ASSERT_NEAR(got[i], want[i], 1e-4 * (1.0 + std::fabs(want[i])))
+                  << TypeName(t) << " " << KernelIsaName(isa) << " rows=" << rows
+                  << " tokens=" << n_tokens << " threads=" << threads << " output " << i;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(MatMul, PackedLayoutOnlyForQ4_0AndQ8_0) {
+  std::vector<uint8_t> data(64 * 256 * 2);
+  EXPECT_EQ(PackedWeightBytes({GgmlType::Q4_K, data.data(), 64, 256}), 0);
+  EXPECT_EQ(PackedWeightBytes({GgmlType::F16, data.data(), 64, 256}), 0);
+  EXPECT_EQ(PackedWeightBytes({GgmlType::Q4_0, data.data(), 15, 256}), 0);
+  auto none = PackWeights({GgmlType::F16, data.data(), 64, 256});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->get(), nullptr);
+}
+
 TEST(MatMul, ThreadCountDoesNotChangeResult) {
   const Matrix m = RandomMatrix(GgmlType::Q4_0, 300, 256, 5);
   const std::vector<float> x = RandomActivations(4, m.cols, 6);
@@ -176,6 +222,11 @@ TEST(MatMul, IsaSelection) {
   if (!GetCpuFeatures().avx_vnni) {
     EXPECT_FALSE(SetKernelIsa(KernelIsa::kAvxVnni).ok());
   }
+  EXPECT_EQ(*ParseKernelIsa("avx512"), KernelIsa::kAvx512);
+  EXPECT_EQ(SetKernelIsa(KernelIsa::kAvx512).ok(), GetCpuFeatures().avx512_vnni);
+  EXPECT_EQ(KernelIsaUsesPackedWeights(KernelIsa::kAvx512), GetCpuFeatures().avx512_vnni);
+  EXPECT_FALSE(KernelIsaUsesPackedWeights(KernelIsa::kScalar));
+  EXPECT_TRUE(SetKernelIsa(BestKernelIsa()).ok());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// x86 SIMD kernels, written once and compiled twice: by matmul_avx2.cc (AVX2+FMA+F16C) and by
-// matmul_avxvnni.cc (the same plus AVX-VNNI, HOTLINE_X86_VNNI=1). Each includes this file inside
-// its own anonymous namespace, so the two builds never share a symbol (no ODR mix-up between
+// x86 SIMD kernels, written once and compiled three times: by matmul_avx2.cc (AVX2+FMA+F16C), by
+// matmul_avxvnni.cc (the same plus AVX-VNNI, HOTLINE_X86_VNNI=1) and by matmul_avx512.cc (AVX-512
+// with VNNI, HOTLINE_X86_VNNI=2, the 256-bit VPDPBUSD in its EVEX form). Each includes this file
+// inside its own anonymous namespace, so the builds never share a symbol (no ODR mix-up between
 // code compiled with different instruction sets).
 //
 // REQUIRES before inclusion: <immintrin.h>, engine/matmul_kernels.h, HOTLINE_X86_VNNI defined,
@@ -37,7 +38,9 @@ inline int HorizontalSumI32(__m256i v) {
 
 // acc + sum over groups of 4 of u8(u) * s8(s), as 8 int32 lanes.
 inline __m256i DotU8S8(__m256i acc, __m256i u, __m256i s) {
-#if HOTLINE_X86_VNNI
+#if HOTLINE_X86_VNNI == 2
+  return _mm256_dpbusd_epi32(acc, u, s);  // AVX512-VNNI + VL encoding (no AVX-VNNI needed)
+#elif HOTLINE_X86_VNNI
   return _mm256_dpbusd_avx_epi32(acc, u, s);
 #else
   // u <= 128 and |s| <= 127 in every use here, so the int16 pair sums cannot saturate.

@@ -1,0 +1,131 @@
+// AVX-512 (F, BW, VL, VNNI) kernels. deps.cmake compiles this file (only) with those instruction
+// sets; MatMul enters it only after GetCpuFeatures() confirmed them. Other targets build an empty
+// table.
+//
+// Every type gets the shared x86 kernels (matmul_x86_impl.h, 256-bit, EVEX VPDPBUSD). Q4_0 and
+// Q8_0 weights packed by PackWeights (layout in matmul_kernels.h) get the 512-bit kernels below:
+// sixteen rows per register, so per block of 32 values one VPDPBUSD per 4 values advances all
+// sixteen rows, the activation's 4 bytes ride in as an embedded broadcast, and the sixteen rows'
+// scales arrive in one 32-byte load. That is about 30 instructions per 512 multiply-adds in
+// decode, against about 170 for the row-at-a-time kernels on the GGUF layout, which leaves a
+// decode step bound by memory rather than by instruction issue.
+#include "engine/matmul_kernels.h"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    defined(__AVX512VNNI__) && defined(__FMA__) && defined(__F16C__)
+// GCC 12's own avx512fintrin.h trips -Wmaybe-uninitialized through _mm512_undefined_*() once its
+// conversions are inlined (GCC bug 105593); the warning is about the header, not this file.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <cstring>
+
+namespace hotline::engine::matmul_internal {
+namespace {
+#define HOTLINE_X86_VNNI 2
+#include "engine/matmul_x86_impl.h"
+#undef HOTLINE_X86_VNNI
+
+inline int32_t Load32(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// 16 rows x NT tokens over all blocks of one packed group.
+//
+// Arithmetic per block, row r, token t: the stored codes are u = q + kBias (kBias = 8 for Q4_0,
+// whose nibbles are q + 8 already; 128 for Q8_0, stored shifted), so
+//   sum_j q_j a_j = sum_j u_j a_j - kBias * sum_j a_j,
+// and with the activation block's d and s = d * sum_j a_j the block contributes
+//   d_w * (d * sum_j u_j a_j - kBias * s).
+// sum_j u_j a_j is exact in int32 (|.| <= 255 * 127 * 32).
+template <bool kQ8, int NT>
+inline void PackedMicro(const uint8_t* codes, const uint8_t* scales, int64_t nb,
+                        const uint8_t* act, int64_t act_stride, float* y, int64_t y_stride) {
+  constexpr int64_t kCodeBytes = kQ8 ? 512 : 256;
+  const __m512 neg_bias = _mm512_set1_ps(kQ8 ? -128.0f : -8.0f);
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  __m512 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+  const ActQ8* a_base[NT];
+  for (int t = 0; t < NT; ++t) a_base[t] = reinterpret_cast<const ActQ8*>(act + t * act_stride);
+
+  for (int64_t b = 0; b < nb; ++b, codes += kCodeBytes, scales += 32) {
+    // w[k] holds, for every row, the codes of values 4k .. 4k+3 of this block.
+    __m512i w[8];
+    if constexpr (kQ8) {
+      for (int k = 0; k < 8; ++k) w[k] = _mm512_load_si512(codes + 64 * k);
+    } else {
+      for (int k = 0; k < 4; ++k) {
+        const __m512i q = _mm512_load_si512(codes + 64 * k);
+        w[k] = _mm512_and_si512(q, m4);                          // values 4k .. 4k+3
+        w[k + 4] = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);  // values 16+4k .. 16+4k+3
+      }
+    }
+    const __m512 wd =
+        _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(scales)));
+    for (int t = 0; t < NT; ++t) {
+      const ActQ8& a = a_base[t][b];
+      // Two independent chains halve the VPDPBUSD latency on the critical path.
+      __m512i s0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[0], _mm512_set1_epi32(Load32(a.qs)));
+      __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[4], _mm512_set1_epi32(Load32(a.qs + 16)));
+      for (int k = 1; k < 4; ++k) {
+        s0 = _mm512_dpbusd_epi32(s0, w[k], _mm512_set1_epi32(Load32(a.qs + 4 * k)));
+        s1 = _mm512_dpbusd_epi32(s1, w[k + 4], _mm512_set1_epi32(Load32(a.qs + 16 + 4 * k)));
+      }
+      const __m512 dot = _mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1));
+      const __m512 block =
+          _mm512_fmadd_ps(dot, _mm512_set1_ps(a.d), _mm512_mul_ps(neg_bias, _mm512_set1_ps(a.s)));
+      acc[t] = _mm512_fmadd_ps(wd, block, acc[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) _mm512_storeu_ps(y + t * y_stride, acc[t]);
+}
+
+template <bool kQ8>
+void PackedTile(const uint8_t* codes, const uint8_t* scales, int n_groups, const uint8_t* act,
+                int64_t act_stride, int nt, int64_t cols, float* y, int64_t y_stride) {
+  constexpr int64_t kCodeBytes = kQ8 ? 512 : 256;
+  const int64_t nb = cols / kQK;
+  for (int g = 0; g < n_groups; ++g) {
+    const uint8_t* c = codes + g * nb * kCodeBytes;
+    const uint8_t* s = scales + g * nb * 32;
+    float* yg = y + int64_t{g} * 16;
+    // Four tokens share each unpacked block: the weights are read from memory once per call and
+    // from L1 once per four tokens.
+    int t = 0;
+    for (; t + 4 <= nt; t += 4) {
+      PackedMicro<kQ8, 4>(c, s, nb, act + t * act_stride, act_stride, yg + t * y_stride, y_stride);
+    }
+    const uint8_t* at = act + t * act_stride;
+    float* yt = yg + t * y_stride;
+    switch (nt - t) {
+      case 3: PackedMicro<kQ8, 3>(c, s, nb, at, act_stride, yt, y_stride); break;
+      case 2: PackedMicro<kQ8, 2>(c, s, nb, at, act_stride, yt, y_stride); break;
+      case 1: PackedMicro<kQ8, 1>(c, s, nb, at, act_stride, yt, y_stride); break;
+      default: break;
+    }
+  }
+}
+
+}  // namespace
+
+const KernelTable* Avx512Kernels() {
+  static const KernelTable table = [] {
+    KernelTable k = MakeX86Table();
+    k.packed_tile[static_cast<int>(GgmlType::Q4_0)] = PackedTile<false>;
+    k.packed_tile[static_cast<int>(GgmlType::Q8_0)] = PackedTile<true>;
+    return k;
+  }();
+  return &table;
+}
+
+}  // namespace hotline::engine::matmul_internal
+#else
+namespace hotline::engine::matmul_internal {
+const KernelTable* Avx512Kernels() { return nullptr; }
+}  // namespace hotline::engine::matmul_internal
+#endif
