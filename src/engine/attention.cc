@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "engine/matmul.h"
 #include "engine/quant.h"
 
 namespace hotline::engine {
@@ -19,10 +20,26 @@ struct Scratch {
   std::vector<float> l;    // group running denominator
 };
 
+// Eight partial sums, so the compiler can keep them in vector lanes (a single running sum is a
+// serial chain of adds it may not reorder).
 float Dot(const float* a, const float* b, int n) {
-  float s = 0.f;
-  for (int i = 0; i < n; ++i) s += a[i] * b[i];
+  float p[8] = {};
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) p[k] += a[i + k] * b[i + k];
+  }
+  float s = ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
+  for (; i < n; ++i) s += a[i] * b[i];
   return s;
+}
+
+// One cached row slice to float: F16 (the default cache type) on the kernels' SIMD path.
+void KvRowToFloat(GgmlType type, const uint8_t* src, float* dst, int n) {
+  if (type == GgmlType::F16) {
+    HalfRowToFloat(reinterpret_cast<const uint16_t*>(src), dst, n);
+  } else {
+    DequantizeRow(type, src, dst, n);
+  }
 }
 
 // One (token, KV head) pair: every query head of the group over all visible positions.
@@ -52,8 +69,8 @@ void AttendGroup(const AttentionArgs& a, int token, int kv_head, Scratch& sc) {
     for (int j = 0; j < c; ++j) {
       const int pos = j0 + j;
       const int64_t off = (pos % bt) * row_bytes + head_off;
-      DequantizeRow(type, a.kv->KBlock(a.layer, seq, pos / bt) + off, &sc.k[size_t(j) * hd], hd);
-      DequantizeRow(type, a.kv->VBlock(a.layer, seq, pos / bt) + off, &sc.v[size_t(j) * hd], hd);
+      KvRowToFloat(type, a.kv->KBlock(a.layer, seq, pos / bt) + off, &sc.k[size_t(j) * hd], hd);
+      KvRowToFloat(type, a.kv->VBlock(a.layer, seq, pos / bt) + off, &sc.v[size_t(j) * hd], hd);
     }
     for (int g = 0; g < group; ++g) {
       const float* qg = q + int64_t{g} * hd;

@@ -212,6 +212,10 @@ void MatMulWithIsa(const WeightMatrix& w, const float* x, int n_tokens, float* y
   });
 }
 
+void HalfRowToFloat(const uint16_t* h, float* out, int64_t n) {
+  TableFor(ActiveKernelIsa())->half_to_float(h, out, n);
+}
+
 void AlignedBytesDeleter::operator()(uint8_t* p) const {
   ::operator delete[](p, std::align_val_t{64});
 }

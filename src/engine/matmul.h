@@ -72,6 +72,10 @@ Result<KernelIsa> ParseKernelIsa(const char* name);
 void MatMulWithIsa(const WeightMatrix& w, const float* x, int n_tokens, float* y,
                    ComputePool& pool, KernelIsa isa);
 
+// out[i] = f16 value h[i] as float, for i < n, on the active path (F16C where the CPU has it).
+// For the attention's reads of an F16 KV cache. Thread-safe; no allocation.
+void HalfRowToFloat(const uint16_t* h, float* out, int64_t n);
+
 // ---- packed weights ----------------------------------------------------------------------------
 
 // Rows interleaved per packed group.

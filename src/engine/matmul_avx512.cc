@@ -46,6 +46,7 @@ template <bool kQ8, int NT>
 inline void PackedMicro(const uint8_t* codes, const uint8_t* scales, int64_t nb,
                         const uint8_t* act, int64_t act_stride, float* y, int64_t y_stride) {
   constexpr int64_t kCodeBytes = kQ8 ? 512 : 256;
+  constexpr int64_t kPrefetchBytes = 4 * kCodeBytes;
   const __m512 neg_bias = _mm512_set1_ps(kQ8 ? -128.0f : -8.0f);
   const __m512i m4 = _mm512_set1_epi8(0x0F);
   __m512 acc[NT];
@@ -55,10 +56,25 @@ inline void PackedMicro(const uint8_t* codes, const uint8_t* scales, int64_t nb,
 
   for (int64_t b = 0; b < nb; ++b, codes += kCodeBytes, scales += 32) {
     // w[k] holds, for every row, the codes of values 4k .. 4k+3 of this block.
+    // Prefetch a few blocks ahead: one thread streaming alone does not reach the bus's rate on
+    // the hardware prefetcher's ramp-up within each group.
+    _mm_prefetch(reinterpret_cast<const char*>(codes + kPrefetchBytes), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(codes + kPrefetchBytes + 64), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(codes + kPrefetchBytes + 128), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(codes + kPrefetchBytes + 192), _MM_HINT_T0);
+    if constexpr (kQ8) {
+      _mm_prefetch(reinterpret_cast<const char*>(codes + kPrefetchBytes + 256), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(codes + kPrefetchBytes + 320), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(codes + kPrefetchBytes + 384), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(codes + kPrefetchBytes + 448), _MM_HINT_T0);
+    }
+    // Fully unrolled so that w[] lives in registers (GCC keeps a rolled loop's array on the stack).
     __m512i w[8];
     if constexpr (kQ8) {
+#pragma GCC unroll 8
       for (int k = 0; k < 8; ++k) w[k] = _mm512_load_si512(codes + 64 * k);
     } else {
+#pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
         const __m512i q = _mm512_load_si512(codes + 64 * k);
         w[k] = _mm512_and_si512(q, m4);                          // values 4k .. 4k+3
@@ -72,6 +88,7 @@ inline void PackedMicro(const uint8_t* codes, const uint8_t* scales, int64_t nb,
       // Two independent chains halve the VPDPBUSD latency on the critical path.
       __m512i s0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[0], _mm512_set1_epi32(Load32(a.qs)));
       __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[4], _mm512_set1_epi32(Load32(a.qs + 16)));
+#pragma GCC unroll 4
       for (int k = 1; k < 4; ++k) {
         s0 = _mm512_dpbusd_epi32(s0, w[k], _mm512_set1_epi32(Load32(a.qs + 4 * k)));
         s1 = _mm512_dpbusd_epi32(s1, w[k + 4], _mm512_set1_epi32(Load32(a.qs + 16 + 4 * k)));
@@ -111,11 +128,50 @@ void PackedTile(const uint8_t* codes, const uint8_t* scales, int n_groups, const
   }
 }
 
+// The scalar QuantizeQ8's arithmetic, sixteen lanes at a time: the same scale, the same
+// round-to-nearest-even conversion (MXCSR default, like lrintf), non-finite products as 0, so
+// every path quantizes an activation row to the same bytes.
+void QuantizeQ8Avx512(const float* x, ActQ8* out, int64_t nb) {
+  const __m512 inf = _mm512_set1_ps(__builtin_inff());
+  const __m512 lim = _mm512_set1_ps(127.0f);
+  const __m256i ones = _mm256_set1_epi8(1);
+  for (int64_t i = 0; i < nb; ++i, x += kQK) {
+    const __m512 x0 = _mm512_loadu_ps(x);
+    const __m512 x1 = _mm512_loadu_ps(x + 16);
+    // max(|x|, m) returns m where |x| is NaN, like std::fmax in the scalar path.
+    __m512 m = _mm512_max_ps(_mm512_abs_ps(x0), _mm512_setzero_ps());
+    m = _mm512_max_ps(_mm512_abs_ps(x1), m);
+    const float amax = _mm512_reduce_max_ps(m);
+    const float d = amax / 127;
+    const float id = d > 0 ? 1.0f / d : 0.0f;
+    const __m512 vid = _mm512_set1_ps(id);
+    __m512i q[2];
+    const __m512 xs[2] = {x0, x1};
+    for (int h = 0; h < 2; ++h) {
+      __m512 v = _mm512_mul_ps(xs[h], vid);
+      const __mmask16 finite = _mm512_cmp_ps_mask(_mm512_abs_ps(v), inf, _CMP_LT_OQ);
+      v = _mm512_maskz_mov_ps(finite, v);
+      v = _mm512_min_ps(lim, _mm512_max_ps(_mm512_sub_ps(_mm512_setzero_ps(), lim), v));
+      q[h] = _mm512_cvtps_epi32(v);
+    }
+    const __m256i qs = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(q[0])),
+                                               _mm512_cvtepi32_epi8(q[1]), 1);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[i].qs), qs);
+    // Sums of each 4 codes (u8 1 x s8 q), then -8x for the Q4_0 seed.
+    const __m256i sum4 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, qs);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[i].neg8),
+                        _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(sum4, 3)));
+    out[i].d = d;
+    out[i].s = d * static_cast<float>(HorizontalSumI32(sum4));
+  }
+}
+
 }  // namespace
 
 const KernelTable* Avx512Kernels() {
   static const KernelTable table = [] {
     KernelTable k = MakeX86Table();
+    k.quantize_q8 = QuantizeQ8Avx512;
     k.packed_tile[static_cast<int>(GgmlType::Q4_0)] = PackedTile<false>;
     k.packed_tile[static_cast<int>(GgmlType::Q8_0)] = PackedTile<true>;
     return k;

@@ -77,6 +77,7 @@ struct KernelTable {
   PackedTileFn packed_tile[31] = {};  // nullptr = this path does not read packed weights
   void (*quantize_q8)(const float* x, ActQ8* out, int64_t n_blocks) = nullptr;
   void (*quantize_q8k)(const float* x, BlockQ8_K* out, int64_t n_blocks) = nullptr;
+  void (*half_to_float)(const uint16_t* h, float* out, int64_t n) = nullptr;
 };
 
 const KernelTable& ScalarKernels();

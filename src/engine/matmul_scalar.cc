@@ -223,8 +223,13 @@ void Tile(const uint8_t* w, int64_t w_stride, int nr, const uint8_t* act, int64_
   }
 }
 
+void HalfToFloat(const uint16_t* h, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = F16ToF32(h[i]);
+}
+
 KernelTable MakeTable() {
   KernelTable k;
+  k.half_to_float = HalfToFloat;
   k.tile[static_cast<int>(GgmlType::F32)] = Tile<DotF32>;
   k.tile[static_cast<int>(GgmlType::F16)] = Tile<DotF16>;
   k.tile[static_cast<int>(GgmlType::BF16)] = Tile<DotBF16>;

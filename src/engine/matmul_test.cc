@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "engine/cpu_features.h"
+#include "engine/matmul_kernels.h"
 #include "engine/quant.h"
 
 namespace hotline::engine {
@@ -186,6 +188,37 @@ TEST(MatMul, PackedLayoutOnlyForQ4_0AndQ8_0) {
   auto none = PackWeights({GgmlType::F16, data.data(), 64, 256});
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->get(), nullptr);
+}
+
+TEST(MatMul, SimdActivationQuantizerMatchesScalarBitForBit) {
+  using matmul_internal::ActQ8;
+  std::vector<const matmul_internal::KernelTable*> tables;
+  for (KernelIsa isa : AvailableIsas()) {
+    if (isa == KernelIsa::kAvx512) tables.push_back(matmul_internal::Avx512Kernels());
+  }
+  if (tables.empty()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  // Blocks: Gaussian, all zero, one NaN, one +inf, huge values, ties at .5 after scaling.
+  std::vector<float> x = RandomActivations(1, 32 * 8, 3);
+  for (int j = 32; j < 64; ++j) x[size_t(j)] = 0.0f;
+  x[70] = std::nanf("");
+  x[100] = INFINITY;
+  for (int j = 128; j < 160; ++j) x[size_t(j)] = 3e38f * (j % 2 ? 1.0f : -1.0f);
+  for (int j = 160; j < 192; ++j) x[size_t(j)] = static_cast<float>(j - 176) + 0.5f;
+  x[191] = 127.0f;
+  const int64_t nb = static_cast<int64_t>(x.size()) / 32;
+  std::vector<ActQ8> want(static_cast<size_t>(nb)), got(static_cast<size_t>(nb));
+  matmul_internal::ScalarKernels().quantize_q8(x.data(), want.data(), nb);
+  for (const auto* table : tables) {
+    table->quantize_q8(x.data(), got.data(), nb);
+    for (int64_t i = 0; i < nb; ++i) {
+      const ActQ8& w = want[size_t(i)];
+      const ActQ8& g = got[size_t(i)];
+      EXPECT_EQ(std::memcmp(w.qs, g.qs, sizeof(w.qs)), 0) << "block " << i;
+      EXPECT_EQ(std::memcmp(w.neg8, g.neg8, sizeof(w.neg8)), 0) << "block " << i;
+      EXPECT_TRUE(w.d == g.d || (std::isnan(w.d) && std::isnan(g.d))) << "block " << i;
+      EXPECT_TRUE(w.s == g.s || (std::isnan(w.s) && std::isnan(g.s))) << "block " << i;
+    }
+  }
 }
 
 TEST(MatMul, ThreadCountDoesNotChangeResult) {

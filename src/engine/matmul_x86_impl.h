@@ -346,8 +346,20 @@ void FloatTile(const uint8_t* w, int64_t w_stride, int nr, const uint8_t* act,
   }
 }
 
+// ---- conversions ------------------------------------------------------------------------------
+
+void HalfRowToFloat(const uint16_t* h, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(out + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
+  }
+  for (; i < n; ++i) out[i] = HalfToFloat(h[i]);
+}
+
 KernelTable MakeX86Table() {
   KernelTable k = ScalarKernels();  // activation quantizers (and any type not overridden below)
+  k.half_to_float = HalfRowToFloat;
   k.tile[static_cast<int>(GgmlType::F32)] = FloatTile<FloatW::kF32>;
   k.tile[static_cast<int>(GgmlType::F16)] = FloatTile<FloatW::kF16>;
   k.tile[static_cast<int>(GgmlType::BF16)] = FloatTile<FloatW::kBF16>;
