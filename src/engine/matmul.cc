@@ -1,6 +1,7 @@
 #include "engine/matmul.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <limits>
@@ -146,17 +147,112 @@ void MatMul(const WeightMatrix& w, const float* x, int n_tokens, float* y, Compu
 
 void MatMulWithIsa(const WeightMatrix& w, const float* x, int n_tokens, float* y,
                    ComputePool& pool, KernelIsa isa) {
-  if (n_tokens <= 0) return;
+  const WeightMatrix* ws[] = {&w};
+  float* ys[] = {y};
+  MatMulManyWithIsa(ws, x, n_tokens, ys, pool, isa);
+}
+
+void MatMulMany(std::span<const WeightMatrix* const> ws, const float* x, int n_tokens,
+                std::span<float* const> ys, ComputePool& pool) {
+  MatMulManyWithIsa(ws, x, n_tokens, ys, pool, ActiveKernelIsa());
+}
+
+namespace {
+
+// One matrix of a MatMulMany call, with everything its row chunks need.
+struct RowJob {
+  const WeightMatrix* w = nullptr;
+  float* y = nullptr;
+  matmul_internal::TileFn tile = nullptr;
+  matmul_internal::PackedTileFn packed_tile = nullptr;  // nullptr: plain rows only
+  int64_t w_stride = 0;
+  int64_t packed_rows = 0;  // rows [0, packed_rows) come from w->packed
+  int64_t code_group_bytes = 0;
+  int64_t scale_group_bytes = 0;
+  const uint8_t* scales_base = nullptr;
+  int64_t first_item = 0;  // index of this matrix's first chunk among all chunks of the call
+};
+
+RowJob MakeRowJob(const WeightMatrix& w, float* y, const KernelTable& table) {
+  RowJob j;
+  j.w = &w;
+  j.y = y;
+  j.tile = table.tile[static_cast<int>(w.type)];
+  j.w_stride = RowBytes(w.type, w.cols).value();
+  j.packed_tile = w.packed != nullptr ? table.packed_tile[static_cast<int>(w.type)] : nullptr;
+  if (j.packed_tile != nullptr) {
+    j.packed_rows = w.rows / kPackRows * kPackRows;
+    j.code_group_bytes = matmul_internal::PackedCodeBytes(w.type) * (w.cols / kQK);
+    j.scale_group_bytes = 32 * (w.cols / kQK);
+    j.scales_base = w.packed + (j.packed_rows / kPackRows) * j.code_group_bytes;
+  }
+  return j;
+}
+
+// Rows [r0, r1) of one matrix for every token. REQUIRES: r0 % kPackRows == 0.
+void RunRows(const RowJob& j, int64_t r0, int64_t r1, const uint8_t* act, int64_t act_stride,
+             int n_tokens) {
+  const WeightMatrix& w = *j.w;
+  const auto* wbytes = static_cast<const uint8_t*>(w.data);
+  const int64_t pr = std::min(r1, j.packed_rows);  // [r0, pr) is whole packed groups
+  for (int t0 = 0; t0 < n_tokens; t0 += kTokenBlock) {
+    const int nt = std::min(kTokenBlock, n_tokens - t0);
+    int64_t r = r0;
+    if (pr > r0) {
+      const int64_t g0 = r0 / kPackRows;
+      j.packed_tile(w.packed + g0 * j.code_group_bytes, j.scales_base + g0 * j.scale_group_bytes,
+                    static_cast<int>((pr - r0) / kPackRows), act + t0 * act_stride, act_stride,
+                    nt, w.cols, j.y + t0 * w.rows + r0, w.rows);
+      r = pr;
+    }
+    if (r < r1) {
+      j.tile(wbytes + r * j.w_stride, j.w_stride, static_cast<int>(r1 - r),
+             act + t0 * act_stride, act_stride, nt, w.cols, j.y + t0 * w.rows + r, w.rows);
+    }
+  }
+}
+
+// Matrices one parallel region serves at most (Q/K/V is the largest group the model forms).
+constexpr size_t kMaxMany = 4;
+
+}  // namespace
+
+void MatMulManyWithIsa(std::span<const WeightMatrix* const> ws, const float* x, int n_tokens,
+                       std::span<float* const> ys, ComputePool& pool, KernelIsa isa) {
+  if (n_tokens <= 0 || ws.empty()) return;
   const KernelTable* table = IsaAvailable(isa) ? TableFor(isa) : nullptr;
-  if (table == nullptr || !CheckWeightMatrix(w).ok() ||
-      table->tile[static_cast<int>(w.type)] == nullptr) {
-    if (w.rows > 0) FillNaN(y, w.rows * n_tokens);
+  const size_t n = std::min(ws.size(), ys.size());
+  // Matrices that cannot be multiplied get NaN; the rest form the call.
+  std::array<RowJob, kMaxMany> jobs;
+  size_t n_jobs = 0;
+  bool shared = true;  // same columns and activation format: one quantization, one region
+  for (size_t i = 0; i < n; ++i) {
+    const WeightMatrix& w = *ws[i];
+    if (table == nullptr || !CheckWeightMatrix(w).ok() ||
+        table->tile[static_cast<int>(w.type)] == nullptr) {
+      if (w.rows > 0) FillNaN(ys[i], w.rows * n_tokens);
+      continue;
+    }
+    if (n_jobs > 0 && (w.cols != jobs[0].w->cols ||
+                       ActFormatFor(w.type) != ActFormatFor(jobs[0].w->type))) {
+      shared = false;
+    }
+    if (n_jobs == kMaxMany) {
+      shared = false;
+      break;
+    }
+    jobs[n_jobs++] = MakeRowJob(w, ys[i], *table);
+  }
+  if (n_jobs == 0) return;
+  if (!shared) {  // rare (mixed-format layers): one region per matrix
+    for (size_t i = 0; i < n; ++i) {
+      MatMulManyWithIsa(ws.subspan(i, 1), x, n_tokens, ys.subspan(i, 1), pool, isa);
+    }
     return;
   }
-  const matmul_internal::TileFn tile = table->tile[static_cast<int>(w.type)];
-  const int64_t w_stride = RowBytes(w.type, w.cols).value();
-  const ActFormat fmt = ActFormatFor(w.type);
-  const int64_t act_stride = ActRowBytes(fmt, w.cols);
+  const int64_t cols = jobs[0].w->cols;
+  const ActFormat fmt = ActFormatFor(jobs[0].w->type);
+  const int64_t act_stride = ActRowBytes(fmt, cols);
 
   // Quantize the activations once per call (each token's row independently).
   const uint8_t* act = reinterpret_cast<const uint8_t*>(x);
@@ -165,11 +261,11 @@ void MatMulWithIsa(const WeightMatrix& w, const float* x, int n_tokens, float* y
     auto quantize = [&](int64_t t0, int64_t t1, int) {
       for (int64_t t = t0; t < t1; ++t) {
         if (fmt == ActFormat::kQ8) {
-          table->quantize_q8(x + t * w.cols, reinterpret_cast<ActQ8*>(buf + t * act_stride),
-                             w.cols / kQK);
+          table->quantize_q8(x + t * cols, reinterpret_cast<ActQ8*>(buf + t * act_stride),
+                             cols / kQK);
         } else {
-          table->quantize_q8k(x + t * w.cols, reinterpret_cast<BlockQ8_K*>(buf + t * act_stride),
-                              w.cols / kQKK);
+          table->quantize_q8k(x + t * cols, reinterpret_cast<BlockQ8_K*>(buf + t * act_stride),
+                              cols / kQKK);
         }
       }
     };
@@ -181,33 +277,22 @@ void MatMulWithIsa(const WeightMatrix& w, const float* x, int n_tokens, float* y
     act = buf;
   }
 
-  const auto* wbytes = static_cast<const uint8_t*>(w.data);
-  const int64_t rows = w.rows;
-  // Rows [0, packed_rows) come from the packed copy when this path reads it.
-  const matmul_internal::PackedTileFn packed_tile =
-      w.packed != nullptr ? table->packed_tile[static_cast<int>(w.type)] : nullptr;
-  const int64_t packed_rows = packed_tile != nullptr ? rows / kPackRows * kPackRows : 0;
-  const int64_t code_group_bytes = matmul_internal::PackedCodeBytes(w.type) * (w.cols / kQK);
-  const int64_t scale_group_bytes = 32 * (w.cols / kQK);
-  const uint8_t* scales_base =
-      packed_rows > 0 ? w.packed + (packed_rows / kPackRows) * code_group_bytes : nullptr;
-  pool.ParallelFor(rows, RowGrain(rows, pool.num_threads()), [&](int64_t r0, int64_t r1, int) {
-    // r0 is a multiple of kPackRows (see RowGrain), so [r0, pr) is whole groups.
-    const int64_t pr = std::min(r1, packed_rows);
-    for (int t0 = 0; t0 < n_tokens; t0 += kTokenBlock) {
-      const int nt = std::min(kTokenBlock, n_tokens - t0);
-      int64_t r = r0;
-      if (pr > r0) {
-        const int64_t g0 = r0 / kPackRows;
-        packed_tile(w.packed + g0 * code_group_bytes, scales_base + g0 * scale_group_bytes,
-                    static_cast<int>((pr - r0) / kPackRows), act + t0 * act_stride, act_stride,
-                    nt, w.cols, y + t0 * rows + r0, rows);
-        r = pr;
-      }
-      if (r < r1) {
-        tile(wbytes + r * w_stride, w_stride, static_cast<int>(r1 - r), act + t0 * act_stride,
-             act_stride, nt, w.cols, y + t0 * rows + r, rows);
-      }
+  // Chunks of `grain` rows, numbered across the matrices; each starts at a multiple of
+  // kPackRows within its matrix.
+  int64_t total_rows = 0;
+  for (size_t i = 0; i < n_jobs; ++i) total_rows += jobs[i].w->rows;
+  const int64_t grain = RowGrain(total_rows, pool.num_threads());
+  int64_t items = 0;
+  for (size_t i = 0; i < n_jobs; ++i) {
+    jobs[i].first_item = items;
+    items += (jobs[i].w->rows + grain - 1) / grain;
+  }
+  pool.ParallelFor(items, 1, [&](int64_t b, int64_t e, int) {
+    for (int64_t item = b; item < e; ++item) {
+      size_t m = n_jobs - 1;
+      while (jobs[m].first_item > item) --m;
+      const int64_t r0 = (item - jobs[m].first_item) * grain;
+      RunRows(jobs[m], r0, std::min(jobs[m].w->rows, r0 + grain), act, act_stride, n_tokens);
     }
   });
 }

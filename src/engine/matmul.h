@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "common/status.h"
 #include "engine/compute_pool.h"
@@ -55,6 +56,13 @@ Status CheckWeightMatrix(const WeightMatrix& w);
 // Blocking: returns when the product is complete; runs on every thread of `pool`.
 void MatMul(const WeightMatrix& w, const float* x, int n_tokens, float* y, ComputePool& pool);
 
+// ys[i] = W_i x for several matrices that read the same activations (a layer's Q/K/V, or its
+// gate/up), as one parallel region: one fork/join and one activation quantization instead of
+// one per matrix. Matrices with different column counts or activation formats are multiplied
+// one after another. Same contract as MatMul per matrix; ws.size() == ys.size().
+void MatMulMany(std::span<const WeightMatrix* const> ws, const float* x, int n_tokens,
+                std::span<float* const> ys, ComputePool& pool);
+
 // Instruction-set paths of the kernels.
 enum class KernelIsa { kScalar = 0, kAvx2 = 1, kAvxVnni = 2, kAvx512 = 3 };
 const char* KernelIsaName(KernelIsa isa);
@@ -71,6 +79,8 @@ Result<KernelIsa> ParseKernelIsa(const char* name);
 // MatMul on an explicit path (tests compare paths with this). REQUIRES: the CPU supports `isa`.
 void MatMulWithIsa(const WeightMatrix& w, const float* x, int n_tokens, float* y,
                    ComputePool& pool, KernelIsa isa);
+void MatMulManyWithIsa(std::span<const WeightMatrix* const> ws, const float* x, int n_tokens,
+                       std::span<float* const> ys, ComputePool& pool, KernelIsa isa);
 
 // out[i] = f16 value h[i] as float, for i < n, on the active path (F16C where the CPU has it).
 // For the attention's reads of an F16 KV cache. Thread-safe; no allocation.

@@ -221,6 +221,43 @@ TEST(MatMul, SimdActivationQuantizerMatchesScalarBitForBit) {
   }
 }
 
+TEST(MatMul, ManyEqualsOneAtATime) {
+  // Q/K/V-like shapes (ragged row counts), a packed matrix among plain ones, and a group with a
+  // different activation format (falls back to one region per matrix).
+  ComputePool pool(3);
+  const Matrix a = RandomMatrix(GgmlType::Q4_0, 53, 256, 1);
+  const Matrix b = RandomMatrix(GgmlType::Q8_0, 16, 256, 2);
+  const Matrix c = RandomMatrix(GgmlType::Q4_0, 7, 256, 3);
+  const Matrix k = RandomMatrix(GgmlType::Q4_K, 20, 256, 4);
+  auto packed_a = PackWeights(a.view());
+  ASSERT_TRUE(packed_a.ok());
+  WeightMatrix va = a.view();
+  va.packed = packed_a->get();
+  const WeightMatrix vb = b.view(), vc = c.view(), vk = k.view();
+  for (int n_tokens : {1, 9}) {
+    const std::vector<float> x = RandomActivations(n_tokens, 256, 8);
+    for (KernelIsa isa : AvailableIsas()) {
+      for (const std::vector<const WeightMatrix*>& group :
+           {std::vector<const WeightMatrix*>{&va, &vb, &vc},
+            std::vector<const WeightMatrix*>{&va, &vk}}) {
+        std::vector<std::vector<float>> want, got;
+        std::vector<float*> ys;
+        for (const WeightMatrix* w : group) {
+          want.emplace_back(static_cast<size_t>(w->rows * n_tokens));
+          got.emplace_back(static_cast<size_t>(w->rows * n_tokens), -1.0f);
+          MatMulWithIsa(*w, x.data(), n_tokens, want.back().data(), pool, isa);
+        }
+        for (auto& g : got) ys.push_back(g.data());
+        MatMulManyWithIsa(group, x.data(), n_tokens, ys, pool, isa);
+        for (size_t m = 0; m < group.size(); ++m) {
+          EXPECT_EQ(got[m], want[m]) << KernelIsaName(isa) << " matrix " << m
+                                     << " tokens=" << n_tokens;
+        }
+      }
+    }
+  }
+}
+
 TEST(MatMul, ThreadCountDoesNotChangeResult) {
   const Matrix m = RandomMatrix(GgmlType::Q4_0, 300, 256, 5);
   const std::vector<float> x = RandomActivations(4, m.cols, 6);
