@@ -20,19 +20,6 @@ struct Scratch {
   std::vector<float> l;    // group running denominator
 };
 
-// Eight partial sums, so the compiler can keep them in vector lanes (a single running sum is a
-// serial chain of adds it may not reorder).
-float Dot(const float* a, const float* b, int n) {
-  float p[8] = {};
-  int i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int k = 0; k < 8; ++k) p[k] += a[i + k] * b[i + k];
-  }
-  float s = ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
-  for (; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
 // One cached row slice to float: F16 (the default cache type) on the kernels' SIMD path.
 void KvRowToFloat(GgmlType type, const uint8_t* src, float* dst, int n) {
   if (type == GgmlType::F16) {
@@ -75,11 +62,9 @@ void AttendGroup(const AttentionArgs& a, int token, int kv_head, Scratch& sc) {
     for (int g = 0; g < group; ++g) {
       const float* qg = q + int64_t{g} * hd;
       float* s = &sc.s[size_t(g) * kAttentionChunk];
+      DotRows(qg, sc.k.data(), c, hd, a.scale, s);
       float chunk_max = -std::numeric_limits<float>::infinity();
-      for (int j = 0; j < c; ++j) {
-        s[j] = Dot(qg, &sc.k[size_t(j) * hd], hd) * a.scale;
-        chunk_max = std::max(chunk_max, s[j]);
-      }
+      for (int j = 0; j < c; ++j) chunk_max = std::max(chunk_max, s[j]);
       const float m_new = std::max(sc.m[size_t(g)], chunk_max);
       // Rescale what was accumulated under the old maximum (exp(-inf) = 0 on the first chunk).
       const float corr = std::exp(sc.m[size_t(g)] - m_new);
@@ -89,11 +74,10 @@ void AttendGroup(const AttentionArgs& a, int token, int kv_head, Scratch& sc) {
         for (int d = 0; d < hd; ++d) acc[d] *= corr;
       }
       for (int j = 0; j < c; ++j) {
-        const float p = std::exp(s[j] - m_new);
-        l += p;
-        const float* vj = &sc.v[size_t(j) * hd];
-        for (int d = 0; d < hd; ++d) acc[d] += p * vj[d];
+        s[j] = std::exp(s[j] - m_new);  // the score becomes its softmax weight
+        l += s[j];
       }
+      WeightedRowSum(s, sc.v.data(), c, hd, acc);
       sc.m[size_t(g)] = m_new;
       sc.l[size_t(g)] = l;
     }

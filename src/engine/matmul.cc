@@ -301,6 +301,14 @@ void HalfRowToFloat(const uint16_t* h, float* out, int64_t n) {
   TableFor(ActiveKernelIsa())->half_to_float(h, out, n);
 }
 
+void DotRows(const float* q, const float* k, int c, int n, float scale, float* s) {
+  TableFor(ActiveKernelIsa())->dot_rows(q, k, c, n, scale, s);
+}
+
+void WeightedRowSum(const float* p, const float* v, int c, int n, float* acc) {
+  TableFor(ActiveKernelIsa())->weighted_row_sum(p, v, c, n, acc);
+}
+
 void AlignedBytesDeleter::operator()(uint8_t* p) const {
   ::operator delete[](p, std::align_val_t{64});
 }

@@ -86,6 +86,13 @@ void MatMulManyWithIsa(std::span<const WeightMatrix* const> ws, const float* x, 
 // For the attention's reads of an F16 KV cache. Thread-safe; no allocation.
 void HalfRowToFloat(const uint16_t* h, float* out, int64_t n);
 
+// Attention's vector steps, on the active path. Rows of n floats, c rows:
+//   DotRows:        s[j] = dot(q, k + j * n) * scale
+//   WeightedRowSum: acc[d] += sum_j p[j] * v[j * n + d]
+// Thread-safe; no allocation.
+void DotRows(const float* q, const float* k, int c, int n, float scale, float* s);
+void WeightedRowSum(const float* p, const float* v, int c, int n, float* acc);
+
 // ---- packed weights ----------------------------------------------------------------------------
 
 // Rows interleaved per packed group.

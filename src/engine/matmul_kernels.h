@@ -78,6 +78,8 @@ struct KernelTable {
   void (*quantize_q8)(const float* x, ActQ8* out, int64_t n_blocks) = nullptr;
   void (*quantize_q8k)(const float* x, BlockQ8_K* out, int64_t n_blocks) = nullptr;
   void (*half_to_float)(const uint16_t* h, float* out, int64_t n) = nullptr;
+  void (*dot_rows)(const float* q, const float* k, int c, int n, float scale, float* s) = nullptr;
+  void (*weighted_row_sum)(const float* p, const float* v, int c, int n, float* acc) = nullptr;
 };
 
 const KernelTable& ScalarKernels();

@@ -258,6 +258,39 @@ TEST(MatMul, ManyEqualsOneAtATime) {
   }
 }
 
+TEST(MatMul, AttentionVectorStepsAgreeAcrossPaths) {
+  const matmul_internal::KernelTable& ref = matmul_internal::ScalarKernels();
+  for (KernelIsa isa : AvailableIsas()) {
+    ASSERT_TRUE(SetKernelIsa(isa).ok());
+    for (int n : {64, 72, 5}) {  // whole vectors, a tail, tail only
+      const int c = 13;
+      const std::vector<float> q = RandomActivations(1, n, 1);
+      const std::vector<float> kv = RandomActivations(c, n, 2);
+      std::vector<float> s_want(c), s_got(c);
+      ref.dot_rows(q.data(), kv.data(), c, n, 0.125f, s_want.data());
+      DotRows(q.data(), kv.data(), c, n, 0.125f, s_got.data());
+      for (int j = 0; j < c; ++j) {
+        EXPECT_NEAR(s_got[size_t(j)], s_want[size_t(j)], 1e-5 * (1 + std::fabs(s_want[size_t(j)])))
+            << KernelIsaName(isa) << " n=" << n;
+      }
+      std::vector<float> acc_want(q), acc_got(q);
+      ref.weighted_row_sum(s_want.data(), kv.data(), c, n, acc_want.data());
+      WeightedRowSum(s_want.data(), kv.data(), c, n, acc_got.data());
+      for (int d = 0; d < n; ++d) {
+        EXPECT_NEAR(acc_got[size_t(d)], acc_want[size_t(d)], 1e-5 * (1 + std::fabs(acc_want[size_t(d)])))
+            << KernelIsaName(isa) << " n=" << n;
+      }
+      std::vector<uint16_t> h(static_cast<size_t>(n));
+      for (int i = 0; i < n; ++i) h[size_t(i)] = static_cast<uint16_t>(0x3c00 + 37 * i);
+      std::vector<float> f_want(h.size()), f_got(h.size());
+      ref.half_to_float(h.data(), f_want.data(), n);
+      HalfRowToFloat(h.data(), f_got.data(), n);
+      EXPECT_EQ(f_got, f_want) << KernelIsaName(isa);
+    }
+  }
+  ASSERT_TRUE(SetKernelIsa(BestKernelIsa()).ok());
+}
+
 TEST(MatMul, ThreadCountDoesNotChangeResult) {
   const Matrix m = RandomMatrix(GgmlType::Q4_0, 300, 256, 5);
   const std::vector<float> x = RandomActivations(4, m.cols, 6);

@@ -357,9 +357,46 @@ void HalfRowToFloat(const uint16_t* h, float* out, int64_t n) {
   for (; i < n; ++i) out[i] = HalfToFloat(h[i]);
 }
 
+// s[j] = dot(q, row j of k) * scale, rows of n floats.
+void DotRowsX86(const float* q, const float* k, int c, int n, float scale, float* s) {
+  for (int j = 0; j < c; ++j, k += n) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(k + i), a0);
+      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), _mm256_loadu_ps(k + i + 8), a1);
+    }
+    float sum = HorizontalSum(_mm256_add_ps(a0, a1));
+    for (; i < n; ++i) sum += q[i] * k[i];
+    s[j] = sum * scale;
+  }
+}
+
+// acc[d] += sum_j p[j] * v[j * n + d]: 32 columns of acc stay in registers across all rows.
+void WeightedRowSumX86(const float* p, const float* v, int c, int n, float* acc) {
+  int d = 0;
+  for (; d + 32 <= n; d += 32) {
+    __m256 a[4];
+    for (int l = 0; l < 4; ++l) a[l] = _mm256_loadu_ps(acc + d + 8 * l);
+    const float* vj = v + d;
+    for (int j = 0; j < c; ++j, vj += n) {
+      const __m256 pj = _mm256_set1_ps(p[j]);
+      for (int l = 0; l < 4; ++l) a[l] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 8 * l), a[l]);
+    }
+    for (int l = 0; l < 4; ++l) _mm256_storeu_ps(acc + d + 8 * l, a[l]);
+  }
+  for (; d < n; ++d) {
+    float sum = acc[d];
+    for (int j = 0; j < c; ++j) sum += p[j] * v[int64_t{j} * n + d];
+    acc[d] = sum;
+  }
+}
+
 KernelTable MakeX86Table() {
   KernelTable k = ScalarKernels();  // activation quantizers (and any type not overridden below)
   k.half_to_float = HalfRowToFloat;
+  k.dot_rows = DotRowsX86;
+  k.weighted_row_sum = WeightedRowSumX86;
   k.tile[static_cast<int>(GgmlType::F32)] = FloatTile<FloatW::kF32>;
   k.tile[static_cast<int>(GgmlType::F16)] = FloatTile<FloatW::kF16>;
   k.tile[static_cast<int>(GgmlType::BF16)] = FloatTile<FloatW::kBF16>;
