@@ -85,7 +85,7 @@ class ComputePool {
   // worker joins only with a compare-exchange on the generation it woke for, so a late worker
   // can never join a later job by mistake, nor touch job_ without having joined.
   std::atomic<uint64_t> join_{0};
-  std::atomic<int> done_{0};                      // joined workers that finished
+  std::atomic<int> done_{0};  // joined workers that finished
   std::atomic<bool> stop_{false};
 };
 

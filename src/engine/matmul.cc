@@ -201,13 +201,13 @@ void RunRows(const RowJob& j, int64_t r0, int64_t r1, const uint8_t* act, int64_
     if (pr > r0) {
       const int64_t g0 = r0 / kPackRows;
       j.packed_tile(w.packed + g0 * j.code_group_bytes, j.scales_base + g0 * j.scale_group_bytes,
-                    static_cast<int>((pr - r0) / kPackRows), act + t0 * act_stride, act_stride,
-                    nt, w.cols, j.y + t0 * w.rows + r0, w.rows);
+                    static_cast<int>((pr - r0) / kPackRows), act + t0 * act_stride, act_stride, nt,
+                    w.cols, j.y + t0 * w.rows + r0, w.rows);
       r = pr;
     }
     if (r < r1) {
-      j.tile(wbytes + r * j.w_stride, j.w_stride, static_cast<int>(r1 - r),
-             act + t0 * act_stride, act_stride, nt, w.cols, j.y + t0 * w.rows + r, w.rows);
+      j.tile(wbytes + r * j.w_stride, j.w_stride, static_cast<int>(r1 - r), act + t0 * act_stride,
+             act_stride, nt, w.cols, j.y + t0 * w.rows + r, w.rows);
     }
   }
 }
@@ -233,8 +233,8 @@ void MatMulManyWithIsa(std::span<const WeightMatrix* const> ws, const float* x, 
       if (w.rows > 0) FillNaN(ys[i], w.rows * n_tokens);
       continue;
     }
-    if (n_jobs > 0 && (w.cols != jobs[0].w->cols ||
-                       ActFormatFor(w.type) != ActFormatFor(jobs[0].w->type))) {
+    if (n_jobs > 0 &&
+        (w.cols != jobs[0].w->cols || ActFormatFor(w.type) != ActFormatFor(jobs[0].w->type))) {
       shared = false;
     }
     if (n_jobs == kMaxMany) {

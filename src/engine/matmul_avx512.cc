@@ -43,8 +43,8 @@ inline int32_t Load32(const int8_t* p) {
 //   d_w * (d * sum_j u_j a_j - kBias * s).
 // sum_j u_j a_j is exact in int32 (|.| <= 255 * 127 * 32).
 template <bool kQ8, int NT>
-inline void PackedMicro(const uint8_t* codes, const uint8_t* scales, int64_t nb,
-                        const uint8_t* act, int64_t act_stride, float* y, int64_t y_stride) {
+inline void PackedMicro(const uint8_t* codes, const uint8_t* scales, int64_t nb, const uint8_t* act,
+                        int64_t act_stride, float* y, int64_t y_stride) {
   constexpr int64_t kCodeBytes = kQ8 ? 512 : 256;
   constexpr int64_t kPrefetchBytes = 4 * kCodeBytes;
   const __m512 neg_bias = _mm512_set1_ps(kQ8 ? -128.0f : -8.0f);
@@ -82,13 +82,14 @@ inline void PackedMicro(const uint8_t* codes, const uint8_t* scales, int64_t nb,
         w[k + 4] = _mm512_and_si512(q, mf0);  // 16 x values 16+4k .. 16+4k+3, used in place
       }
     }
-    const __m512 wd =
-        _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(scales)));
+    const __m512 wd = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(scales)));
     for (int t = 0; t < NT; ++t) {
       const ActQ8& a = a_base[t][b];
       // Two independent chains halve the VPDPBUSD latency on the critical path.
-      __m512i s0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[0], _mm512_set1_epi32(Load32(a.qs)));
-      __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[4], _mm512_set1_epi32(Load32(a.qs + 16)));
+      __m512i s0 =
+          _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[0], _mm512_set1_epi32(Load32(a.qs)));
+      __m512i s1 =
+          _mm512_dpbusd_epi32(_mm512_setzero_si512(), w[4], _mm512_set1_epi32(Load32(a.qs + 16)));
 #pragma GCC unroll 4
       for (int k = 1; k < 4; ++k) {
         s0 = _mm512_dpbusd_epi32(s0, w[k], _mm512_set1_epi32(Load32(a.qs + 4 * k)));

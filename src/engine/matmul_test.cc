@@ -250,8 +250,8 @@ TEST(MatMul, ManyEqualsOneAtATime) {
         for (auto& g : got) ys.push_back(g.data());
         MatMulManyWithIsa(group, x.data(), n_tokens, ys, pool, isa);
         for (size_t m = 0; m < group.size(); ++m) {
-          EXPECT_EQ(got[m], want[m]) << KernelIsaName(isa) << " matrix " << m
-                                     << " tokens=" << n_tokens;
+          EXPECT_EQ(got[m], want[m])
+              << KernelIsaName(isa) << " matrix " << m << " tokens=" << n_tokens;
         }
       }
     }
@@ -277,7 +277,8 @@ TEST(MatMul, AttentionVectorStepsAgreeAcrossPaths) {
       ref.weighted_row_sum(s_want.data(), kv.data(), c, n, acc_want.data());
       WeightedRowSum(s_want.data(), kv.data(), c, n, acc_got.data());
       for (int d = 0; d < n; ++d) {
-        EXPECT_NEAR(acc_got[size_t(d)], acc_want[size_t(d)], 1e-5 * (1 + std::fabs(acc_want[size_t(d)])))
+        EXPECT_NEAR(acc_got[size_t(d)], acc_want[size_t(d)],
+                    1e-5 * (1 + std::fabs(acc_want[size_t(d)])))
             << KernelIsaName(isa) << " n=" << n;
       }
       std::vector<uint16_t> h(static_cast<size_t>(n));
