@@ -73,10 +73,7 @@ void AttendGroup(const AttentionArgs& a, int token, int kv_head, Scratch& sc) {
       if (corr != 1.f) {
         for (int d = 0; d < hd; ++d) acc[d] *= corr;
       }
-      for (int j = 0; j < c; ++j) {
-        s[j] = std::exp(s[j] - m_new);  // the score becomes its softmax weight
-        l += s[j];
-      }
+      l += ExpShifted(s, c, m_new);  // each score becomes its softmax weight
       WeightedRowSum(s, sc.v.data(), c, hd, acc);
       sc.m[size_t(g)] = m_new;
       sc.l[size_t(g)] = l;

@@ -309,6 +309,10 @@ void WeightedRowSum(const float* p, const float* v, int c, int n, float* acc) {
   TableFor(ActiveKernelIsa())->weighted_row_sum(p, v, c, n, acc);
 }
 
+float ExpShifted(float* s, int c, float m) {
+  return TableFor(ActiveKernelIsa())->exp_shifted(s, c, m);
+}
+
 void AlignedBytesDeleter::operator()(uint8_t* p) const {
   ::operator delete[](p, std::align_val_t{64});
 }

@@ -92,6 +92,9 @@ void HalfRowToFloat(const uint16_t* h, float* out, int64_t n);
 // Thread-safe; no allocation.
 void DotRows(const float* q, const float* k, int c, int n, float scale, float* s);
 void WeightedRowSum(const float* p, const float* v, int c, int n, float* acc);
+//   ExpShifted:     s[j] = exp(s[j] - m) for j < c, returns their sum. REQUIRES: m >= s[j]
+//                   (the softmax maximum); SIMD paths use a polynomial exp (~2 ulp).
+float ExpShifted(float* s, int c, float m);
 
 // ---- packed weights ----------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@
 #endif
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstring>
 
 namespace hotline::engine::matmul_internal {

@@ -80,6 +80,7 @@ struct KernelTable {
   void (*half_to_float)(const uint16_t* h, float* out, int64_t n) = nullptr;
   void (*dot_rows)(const float* q, const float* k, int c, int n, float scale, float* s) = nullptr;
   void (*weighted_row_sum)(const float* p, const float* v, int c, int n, float* acc) = nullptr;
+  float (*exp_shifted)(float* s, int c, float m) = nullptr;
 };
 
 const KernelTable& ScalarKernels();

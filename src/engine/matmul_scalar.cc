@@ -246,8 +246,18 @@ void WeightedRowSum(const float* p, const float* v, int c, int n, float* acc) {
   }
 }
 
+float ExpShifted(float* s, int c, float m) {
+  float sum = 0;
+  for (int j = 0; j < c; ++j) {
+    s[j] = std::exp(s[j] - m);
+    sum += s[j];
+  }
+  return sum;
+}
+
 KernelTable MakeTable() {
   KernelTable k;
+  k.exp_shifted = ExpShifted;
   k.half_to_float = HalfToFloat;
   k.dot_rows = DotRows;
   k.weighted_row_sum = WeightedRowSum;

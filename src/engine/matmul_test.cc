@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -280,6 +281,18 @@ TEST(MatMul, AttentionVectorStepsAgreeAcrossPaths) {
         EXPECT_NEAR(acc_got[size_t(d)], acc_want[size_t(d)],
                     1e-5 * (1 + std::fabs(acc_want[size_t(d)])))
             << KernelIsaName(isa) << " n=" << n;
+      }
+      // Softmax weights: scores up to 30 below the maximum (and one far below: ~0).
+      std::vector<float> e_want(kv.begin(), kv.begin() + c), e_got(e_want);
+      e_want[3] = e_got[3] = -200.0f;
+      for (int j = 0; j < c; ++j) e_want[size_t(j)] = e_got[size_t(j)] = e_want[size_t(j)] * 10.0f;
+      const float m = *std::max_element(e_want.begin(), e_want.end());
+      const float sum_want = ref.exp_shifted(e_want.data(), c, m);
+      const float sum_got = ExpShifted(e_got.data(), c, m);
+      EXPECT_NEAR(sum_got, sum_want, 1e-6 * sum_want) << KernelIsaName(isa);
+      for (int j = 0; j < c; ++j) {
+        EXPECT_NEAR(e_got[size_t(j)], e_want[size_t(j)], 1e-6 * e_want[size_t(j)] + 1e-37f)
+            << KernelIsaName(isa) << " j=" << j;
       }
       std::vector<uint16_t> h(static_cast<size_t>(n));
       for (int i = 0; i < n; ++i) h[size_t(i)] = static_cast<uint16_t>(0x3c00 + 37 * i);
