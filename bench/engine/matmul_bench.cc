@@ -59,7 +59,17 @@ std::vector<uint8_t> RandomWeights(GgmlType t, int64_t rows, int64_t cols, uint3
 struct Proj {
   std::vector<uint8_t> bytes;
   WeightMatrix w;
+  PackedBytes packed;  // the copy the engine's model would make on this path, if any
 };
+
+// Packs w as Model::Load does when the active kernel path reads packed weights.
+PackedBytes PackLikeTheModel(WeightMatrix& w) {
+  if (!KernelIsaUsesPackedWeights(ActiveKernelIsa())) return nullptr;
+  auto packed = PackWeights(w);
+  if (!packed.ok()) return nullptr;
+  w.packed = packed->get();
+  return std::move(*packed);
+}
 
 // The seven projections of one Qwen2.5-0.5B layer: q, k, v, o, gate, up, down.
 std::vector<Proj> MakeLayer(GgmlType t, uint32_t seed) {
@@ -70,6 +80,7 @@ std::vector<Proj> MakeLayer(GgmlType t, uint32_t seed) {
   for (int i = 0; i < 7; ++i) {
     out[i].bytes = RandomWeights(t, shapes[i][0], shapes[i][1], seed * 7 + i);
     out[i].w = {t, out[i].bytes.data(), shapes[i][0], shapes[i][1]};
+    out[i].packed = PackLikeTheModel(out[i].w);
   }
   return out;
 }
@@ -112,7 +123,8 @@ void BM_DecodeMatrix(benchmark::State& state) {
   const auto type = static_cast<GgmlType>(state.range(0));
   const int64_t rows = 151936, cols = 896;
   const std::vector<uint8_t> bytes = RandomWeights(type, rows, cols, 1);
-  const WeightMatrix w{type, bytes.data(), rows, cols};
+  WeightMatrix w{type, bytes.data(), rows, cols};
+  const PackedBytes packed = PackLikeTheModel(w);
   ComputePool pool(kThreads);
   std::vector<float> x(cols, 0.5f), y(rows);
   for (auto _ : state) {

@@ -18,7 +18,8 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: hotline engine bench -m MODEL.gguf [--threads T] [--prompt-tokens P]\n"
-    "                            [--gen-tokens G] [--kernel auto|avx2|avxvnni|scalar] [--json]\n"
+    "                            [--gen-tokens G] [--kernel auto|avx512|avxvnni|avx2|scalar]\n"
+    "                            [--json]\n"
     "  Prefill: one P-token prompt (default 256). Decode: G single-token steps (default 64).\n"
     "  Bandwidth: T threads reading a 512 MiB buffer, best of 5 passes, measured in this run.\n"
     "  decode_bandwidth_fraction = weights_bytes x decode tokens/s / bandwidth, where\n"

@@ -35,7 +35,7 @@ constexpr char kUsage[] =
     "  --stop TEXT           stop when TEXT is generated (repeatable)\n"
     "  --ctx N               max sequence length in tokens (default: the model's, up to 4096)\n"
     "  --kv-type TYPE        KV cache type: f16 (default), q8_0, f32\n"
-    "  --kernel ISA          auto (default), avx2, avxvnni, scalar\n";
+    "  --kernel ISA          auto (default), avx512, avxvnni, avx2, scalar\n";
 
 int RunEngine(std::span<const std::string> argv) {
   auto args = Args::Parse(argv, {"-m", "--model", "-p", "--prompt", "-n", "--temp", "--top-k",

@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "engine/matmul.h"
 #include "engine/quant.h"
 
 namespace hotline::engine {
@@ -19,10 +20,13 @@ struct Scratch {
   std::vector<float> l;    // group running denominator
 };
 
-float Dot(const float* a, const float* b, int n) {
-  float s = 0.f;
-  for (int i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
+// One cached row slice to float: F16 (the default cache type) on the kernels' SIMD path.
+void KvRowToFloat(GgmlType type, const uint8_t* src, float* dst, int n) {
+  if (type == GgmlType::F16) {
+    HalfRowToFloat(reinterpret_cast<const uint16_t*>(src), dst, n);
+  } else {
+    DequantizeRow(type, src, dst, n);
+  }
 }
 
 // One (token, KV head) pair: every query head of the group over all visible positions.
@@ -52,17 +56,15 @@ void AttendGroup(const AttentionArgs& a, int token, int kv_head, Scratch& sc) {
     for (int j = 0; j < c; ++j) {
       const int pos = j0 + j;
       const int64_t off = (pos % bt) * row_bytes + head_off;
-      DequantizeRow(type, a.kv->KBlock(a.layer, seq, pos / bt) + off, &sc.k[size_t(j) * hd], hd);
-      DequantizeRow(type, a.kv->VBlock(a.layer, seq, pos / bt) + off, &sc.v[size_t(j) * hd], hd);
+      KvRowToFloat(type, a.kv->KBlock(a.layer, seq, pos / bt) + off, &sc.k[size_t(j) * hd], hd);
+      KvRowToFloat(type, a.kv->VBlock(a.layer, seq, pos / bt) + off, &sc.v[size_t(j) * hd], hd);
     }
     for (int g = 0; g < group; ++g) {
       const float* qg = q + int64_t{g} * hd;
       float* s = &sc.s[size_t(g) * kAttentionChunk];
+      DotRows(qg, sc.k.data(), c, hd, a.scale, s);
       float chunk_max = -std::numeric_limits<float>::infinity();
-      for (int j = 0; j < c; ++j) {
-        s[j] = Dot(qg, &sc.k[size_t(j) * hd], hd) * a.scale;
-        chunk_max = std::max(chunk_max, s[j]);
-      }
+      for (int j = 0; j < c; ++j) chunk_max = std::max(chunk_max, s[j]);
       const float m_new = std::max(sc.m[size_t(g)], chunk_max);
       // Rescale what was accumulated under the old maximum (exp(-inf) = 0 on the first chunk).
       const float corr = std::exp(sc.m[size_t(g)] - m_new);
@@ -71,12 +73,8 @@ void AttendGroup(const AttentionArgs& a, int token, int kv_head, Scratch& sc) {
       if (corr != 1.f) {
         for (int d = 0; d < hd; ++d) acc[d] *= corr;
       }
-      for (int j = 0; j < c; ++j) {
-        const float p = std::exp(s[j] - m_new);
-        l += p;
-        const float* vj = &sc.v[size_t(j) * hd];
-        for (int d = 0; d < hd; ++d) acc[d] += p * vj[d];
-      }
+      l += ExpShifted(s, c, m_new);  // each score becomes its softmax weight
+      WeightedRowSum(s, sc.v.data(), c, hd, acc);
       sc.m[size_t(g)] = m_new;
       sc.l[size_t(g)] = l;
     }

@@ -25,6 +25,11 @@ ComputePool::~ComputePool() {
   for (auto& t : workers_) t.join();
 }
 
+namespace {
+constexpr uint64_t kClosed = uint64_t{1} << 31;
+constexpr uint64_t kJoinedMask = kClosed - 1;
+}  // namespace
+
 void ComputePool::WorkerLoop(int index) {
   // Generation 0 is the state before the first job; reading generation_ here instead would
   // race with a job started before this thread got scheduled.
@@ -47,9 +52,49 @@ void ComputePool::WorkerLoop(int index) {
     }
     seen = g;
     if (stop_.load(std::memory_order_acquire)) return;
+    // Join the job published as generation g. A worker that woke late sees a later tag (skip:
+    // its next loop turn finds the new generation) or a closed job (skip); only after joining
+    // may it read job_, which the caller keeps valid until every joined worker is done.
+    uint64_t j = join_.load(std::memory_order_acquire);
+    bool joined = false;
+    while ((j >> 32) == g && (j & kClosed) == 0) {
+      if (join_.compare_exchange_weak(j, j + 1, std::memory_order_acq_rel)) {
+        joined = true;
+        break;
+      }
+    }
+    if (!joined) continue;
     (*job_)(index, n);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    done_.fetch_add(1, std::memory_order_acq_rel);
   }
+}
+
+void ComputePool::Start(FnRef<void(int, int)>* fn) {
+  job_ = fn;
+  const uint32_t next = generation_.load(std::memory_order_relaxed) + 1;
+  done_.store(0, std::memory_order_relaxed);
+  join_.store(uint64_t{next} << 32, std::memory_order_release);
+  generation_.store(next, std::memory_order_release);
+  generation_.notify_all();
+}
+
+void ComputePool::Finish(bool optional) {
+  int expected = num_threads() - 1;
+  if (optional) {
+    // Close the job; workers that have not joined yet will skip it.
+    expected = static_cast<int>(join_.fetch_or(kClosed, std::memory_order_acq_rel) & kJoinedMask);
+  }
+  // Workers finish within the job's length; spin, yielding now and then in case a worker was
+  // descheduled by another process.
+  int spins = 0;
+  while (done_.load(std::memory_order_acquire) != expected) {
+    if (++spins < 4096) {
+      HOTLINE_CPU_RELAX();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  job_ = nullptr;
 }
 
 void ComputePool::Run(FnRef<void(int thread, int n_threads)> fn) {
@@ -58,22 +103,9 @@ void ComputePool::Run(FnRef<void(int thread, int n_threads)> fn) {
     fn(0, 1);
     return;
   }
-  job_ = &fn;
-  pending_.store(n - 1, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_acq_rel);
-  generation_.notify_all();
+  Start(&fn);
   fn(0, n);
-  // Workers finish within the job's length; spin, yielding now and then in case a worker was
-  // descheduled by another process.
-  int spins = 0;
-  while (pending_.load(std::memory_order_acquire) != 0) {
-    if (++spins < 4096) {
-      HOTLINE_CPU_RELAX();
-    } else {
-      std::this_thread::yield();
-    }
-  }
-  job_ = nullptr;
+  Finish(false);
 }
 
 void ComputePool::ParallelFor(int64_t n, int64_t grain,
@@ -86,13 +118,17 @@ void ComputePool::ParallelFor(int64_t n, int64_t grain,
     return;
   }
   std::atomic<int64_t> next{0};
-  Run([&](int thread, int) {
+  auto body = [&](int thread, int) {
     for (;;) {
       const int64_t b = next.fetch_add(grain, std::memory_order_relaxed);
       if (b >= n) break;
       fn(b, std::min(n, b + grain), thread);
     }
-  });
+  };
+  FnRef<void(int, int)> job(body);
+  Start(&job);
+  body(0, threads);  // the caller takes chunks until none are left
+  Finish(true);
 }
 
 }  // namespace hotline::engine

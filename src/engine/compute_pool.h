@@ -60,6 +60,9 @@ class ComputePool {
   // Splits [0, n) into chunks of `grain` items (the last may be shorter) handed out dynamically,
   // so a thread that was preempted by another process does not hold back the others; calls
   // fn(begin, end, thread) for each chunk. grain <= 0 picks n / (4 * threads), at least 1.
+  // Workers join the job only while it is open: once the caller has run out of chunks it closes
+  // the job and waits only for the workers that joined, so a worker descheduled by another
+  // process (a loaded machine) costs the call nothing. Not every thread index need appear.
   void ParallelFor(int64_t n, int64_t grain, FnRef<void(int64_t begin, int64_t end, int thread)> fn);
   void ParallelFor(int64_t n, FnRef<void(int64_t begin, int64_t end, int thread)> fn) {
     ParallelFor(n, 0, fn);
@@ -67,13 +70,22 @@ class ComputePool {
 
  private:
   void WorkerLoop(int index);
+  // Publishes `fn` as the next job.
+  void Start(FnRef<void(int, int)>* fn);
+  // Waits for the workers of the current job: all of them, or (`optional`) closes the job and
+  // waits only for those that joined it.
+  void Finish(bool optional);
 
   const int n_threads_;
   const int spin_us_;
   std::vector<std::thread> workers_;
   FnRef<void(int, int)>* job_ = nullptr;          // valid while a job runs
   std::atomic<uint32_t> generation_{0};          // bumped to start a job
-  std::atomic<int> pending_{0};                   // workers still running the current job
+  // Current job: generation (high 32 bits) | closed (bit 31) | workers joined (low bits). A
+  // worker joins only with a compare-exchange on the generation it woke for, so a late worker
+  // can never join a later job by mistake, nor touch job_ without having joined.
+  std::atomic<uint64_t> join_{0};
+  std::atomic<int> done_{0};  // joined workers that finished
   std::atomic<bool> stop_{false};
 };
 

@@ -51,6 +51,28 @@ TEST(ComputePool, WakesWorkersAfterTheySleep) {
   }
 }
 
+TEST(ComputePool, MixedJobsStress) {
+  // Alternating ParallelFor (optional participation) and Run (every thread) jobs of random
+  // sizes: every index exactly once, every thread exactly once per Run.
+  ComputePool pool(3, /*spin_us=*/5);
+  uint32_t seed = 12345;
+  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+  for (int iter = 0; iter < 3000; ++iter) {
+    if (next() % 3 == 0) {
+      std::atomic<int> mask{0};
+      pool.Run([&](int thread, int) { mask.fetch_or(1 << thread); });
+      ASSERT_EQ(mask.load(), 0x7) << "iteration " << iter;
+    } else {
+      const int64_t n = 1 + next() % 64;
+      std::vector<std::atomic<int>> seen(static_cast<size_t>(n));
+      pool.ParallelFor(n, 1 + next() % 4, [&](int64_t b, int64_t e, int) {
+        for (int64_t i = b; i < e; ++i) seen[size_t(i)]++;
+      });
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(seen[size_t(i)].load(), 1) << "iteration " << iter;
+    }
+  }
+}
+
 TEST(ComputePool, ZeroThreadsMeansCallerOnly) {
   ComputePool pool(0);
   EXPECT_EQ(pool.num_threads(), 1);

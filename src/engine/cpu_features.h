@@ -12,6 +12,9 @@ struct CpuFeatures {
   bool fma = false;
   bool f16c = false;
   bool avx_vnni = false;  // 256-bit VPDPBUSD (Zen 4, Alder Lake and later)
+  // AVX-512 F + BW + VL + VNNI with the OS saving the ZMM state (Ice Lake, Sapphire Rapids,
+  // Zen 4 and later): the 512-bit kernels need all of these.
+  bool avx512_vnni = false;
 };
 
 const CpuFeatures& GetCpuFeatures();

@@ -6,4 +6,6 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
     PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
   set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/matmul_avxvnni.cc
     PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mavxvnni")
+  set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/matmul_avx512.cc
+    PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni")
 endif()

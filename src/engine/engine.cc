@@ -77,11 +77,12 @@ Result<std::unique_ptr<Engine>> Engine::Load(const EngineConfig& config) {
       }
     }
   }
-  HLOG_INFO("engine: loaded {} ({} layers, {} heads / {} KV heads, dim {}, vocab {}, {:.1f} MB "
-            "of weights), kernels {}, {} threads, KV {}",
-            config.model_path, hp.n_layer, hp.n_head, hp.n_head_kv, hp.n_embd, hp.n_vocab,
-            static_cast<double>(e->model_->weights_bytes()) / 1e6,
-            KernelIsaName(ActiveKernelIsa()), config.threads, config.kv_type);
+  HLOG_INFO(
+      "engine: loaded {} ({} layers, {} heads / {} KV heads, dim {}, vocab {}, {:.1f} MB "
+      "of weights), kernels {} ({:.1f} MB packed), {} threads, KV {}",
+      config.model_path, hp.n_layer, hp.n_head, hp.n_head_kv, hp.n_embd, hp.n_vocab,
+      static_cast<double>(e->model_->weights_bytes()) / 1e6, KernelIsaName(ActiveKernelIsa()),
+      static_cast<double>(e->model_->packed_bytes()) / 1e6, config.threads, config.kv_type);
   return e;
 }
 

@@ -57,7 +57,7 @@ struct EngineConfig {
   // Prompt tokens per forward pass during prefill. Larger batches use the weights better; smaller
   // ones bound the activation memory and the time one pass holds the engine.
   int max_batch_tokens = 512;
-  // Kernel instruction set: auto, avx2, avxvnni, scalar (for comparisons and debugging).
+  // Kernel instruction set: auto, avx512, avxvnni, avx2, scalar (for comparisons and debugging).
   std::string kernel = "auto";
 
   template <class V>
@@ -69,7 +69,7 @@ struct EngineConfig {
     v.Field("kv_block_tokens", kv_block_tokens, "Tokens per KV cache block");
     v.Field("kv_cache_bytes", kv_cache_bytes, "KV cache memory budget in bytes (0 = unlimited)");
     v.Field("max_batch_tokens", max_batch_tokens, "Prompt tokens per forward pass");
-    v.Field("kernel", kernel, "Kernel path: auto, avx2, avxvnni, scalar");
+    v.Field("kernel", kernel, "Kernel path: auto, avx512, avxvnni, avx2, scalar");
   }
   Status Validate() const;
 };

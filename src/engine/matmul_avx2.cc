@@ -5,6 +5,8 @@
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
 
+#include <cmath>
+
 namespace hotline::engine::matmul_internal {
 namespace {
 #define HOTLINE_X86_VNNI 0

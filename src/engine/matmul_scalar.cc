@@ -223,8 +223,44 @@ void Tile(const uint8_t* w, int64_t w_stride, int nr, const uint8_t* act, int64_
   }
 }
 
+void HalfToFloat(const uint16_t* h, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = F16ToF32(h[i]);
+}
+
+void DotRows(const float* q, const float* k, int c, int n, float scale, float* s) {
+  for (int j = 0; j < c; ++j, k += n) {
+    float p[8] = {};  // eight partial sums: vectorizable without reassociating one chain
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+      for (int l = 0; l < 8; ++l) p[l] += q[i + l] * k[i + l];
+    }
+    float sum = ((p[0] + p[4]) + (p[1] + p[5])) + ((p[2] + p[6]) + (p[3] + p[7]));
+    for (; i < n; ++i) sum += q[i] * k[i];
+    s[j] = sum * scale;
+  }
+}
+
+void WeightedRowSum(const float* p, const float* v, int c, int n, float* acc) {
+  for (int j = 0; j < c; ++j, v += n) {
+    for (int d = 0; d < n; ++d) acc[d] += p[j] * v[d];
+  }
+}
+
+float ExpShifted(float* s, int c, float m) {
+  float sum = 0;
+  for (int j = 0; j < c; ++j) {
+    s[j] = std::exp(s[j] - m);
+    sum += s[j];
+  }
+  return sum;
+}
+
 KernelTable MakeTable() {
   KernelTable k;
+  k.exp_shifted = ExpShifted;
+  k.half_to_float = HalfToFloat;
+  k.dot_rows = DotRows;
+  k.weighted_row_sum = WeightedRowSum;
   k.tile[static_cast<int>(GgmlType::F32)] = Tile<DotF32>;
   k.tile[static_cast<int>(GgmlType::F16)] = Tile<DotF16>;
   k.tile[static_cast<int>(GgmlType::BF16)] = Tile<DotBF16>;

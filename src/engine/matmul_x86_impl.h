@@ -1,10 +1,12 @@
-// x86 SIMD kernels, written once and compiled twice: by matmul_avx2.cc (AVX2+FMA+F16C) and by
-// matmul_avxvnni.cc (the same plus AVX-VNNI, HOTLINE_X86_VNNI=1). Each includes this file inside
-// its own anonymous namespace, so the two builds never share a symbol (no ODR mix-up between
+// x86 SIMD kernels, written once and compiled three times: by matmul_avx2.cc (AVX2+FMA+F16C), by
+// matmul_avxvnni.cc (the same plus AVX-VNNI, HOTLINE_X86_VNNI=1) and by matmul_avx512.cc (AVX-512
+// with VNNI, HOTLINE_X86_VNNI=2, the 256-bit VPDPBUSD in its EVEX form). Each includes this file
+// inside its own anonymous namespace, so the builds never share a symbol (no ODR mix-up between
 // code compiled with different instruction sets).
 //
-// REQUIRES before inclusion: <immintrin.h>, engine/matmul_kernels.h, HOTLINE_X86_VNNI defined,
-// inside namespace hotline::engine::matmul_internal { namespace { ... } }.
+// REQUIRES before inclusion: <immintrin.h>, <cmath>, engine/matmul_kernels.h,
+// HOTLINE_X86_VNNI defined, inside
+// namespace hotline::engine::matmul_internal { namespace { ... } }.
 //
 // Kernel shapes: the legacy formats (blocks of 32) use register tiles of 4 rows x 2 tokens (4x1
 // for a single token): each weight block is unpacked once and used for both tokens, each
@@ -37,7 +39,9 @@ inline int HorizontalSumI32(__m256i v) {
 
 // acc + sum over groups of 4 of u8(u) * s8(s), as 8 int32 lanes.
 inline __m256i DotU8S8(__m256i acc, __m256i u, __m256i s) {
-#if HOTLINE_X86_VNNI
+#if HOTLINE_X86_VNNI == 2
+  return _mm256_dpbusd_epi32(acc, u, s);  // AVX512-VNNI + VL encoding (no AVX-VNNI needed)
+#elif HOTLINE_X86_VNNI
   return _mm256_dpbusd_avx_epi32(acc, u, s);
 #else
   // u <= 128 and |s| <= 127 in every use here, so the int16 pair sums cannot saturate.
@@ -343,8 +347,97 @@ void FloatTile(const uint8_t* w, int64_t w_stride, int nr, const uint8_t* act,
   }
 }
 
+// ---- conversions ------------------------------------------------------------------------------
+
+void HalfRowToFloat(const uint16_t* h, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(out + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
+  }
+  for (; i < n; ++i) out[i] = HalfToFloat(h[i]);
+}
+
+// s[j] = dot(q, row j of k) * scale, rows of n floats.
+void DotRowsX86(const float* q, const float* k, int c, int n, float scale, float* s) {
+  for (int j = 0; j < c; ++j, k += n) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(k + i), a0);
+      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), _mm256_loadu_ps(k + i + 8), a1);
+    }
+    float sum = HorizontalSum(_mm256_add_ps(a0, a1));
+    for (; i < n; ++i) sum += q[i] * k[i];
+    s[j] = sum * scale;
+  }
+}
+
+// acc[d] += sum_j p[j] * v[j * n + d]: 32 columns of acc stay in registers across all rows.
+void WeightedRowSumX86(const float* p, const float* v, int c, int n, float* acc) {
+  int d = 0;
+  for (; d + 32 <= n; d += 32) {
+    __m256 a[4];
+    for (int l = 0; l < 4; ++l) a[l] = _mm256_loadu_ps(acc + d + 8 * l);
+    const float* vj = v + d;
+    for (int j = 0; j < c; ++j, vj += n) {
+      const __m256 pj = _mm256_set1_ps(p[j]);
+      for (int l = 0; l < 4; ++l) a[l] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 8 * l), a[l]);
+    }
+    for (int l = 0; l < 4; ++l) _mm256_storeu_ps(acc + d + 8 * l, a[l]);
+  }
+  for (; d < n; ++d) {
+    float sum = acc[d];
+    for (int j = 0; j < c; ++j) sum += p[j] * v[int64_t{j} * n + d];
+    acc[d] = sum;
+  }
+}
+
+// exp(x) for x <= 0, 8 lanes: x = n ln2 + r with |r| <= ln2/2, exp(r) by the degree-6
+// polynomial of Cephes' expf (relative error ~2 ulp), times 2^n built in the exponent bits.
+// x below -87.3 is clamped there (exp ~ 1e-38 instead of a denormal or 0: a softmax weight
+// that small changes no sum it is added to).
+inline __m256 ExpNonPositive(__m256 x) {
+  x = _mm256_max_ps(x, _mm256_set1_ps(-87.3f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+// s[j] = exp(s[j] - m) for j < c, where m >= every s[j]; returns the sum.
+float ExpShiftedX86(float* s, int c, float m) {
+  const __m256 vm = _mm256_set1_ps(m);
+  __m256 sum = _mm256_setzero_ps();
+  int j = 0;
+  for (; j + 8 <= c; j += 8) {
+    const __m256 e = ExpNonPositive(_mm256_sub_ps(_mm256_loadu_ps(s + j), vm));
+    _mm256_storeu_ps(s + j, e);
+    sum = _mm256_add_ps(sum, e);
+  }
+  float total = HorizontalSum(sum);
+  for (; j < c; ++j) {
+    s[j] = std::exp(s[j] - m);
+    total += s[j];
+  }
+  return total;
+}
+
 KernelTable MakeX86Table() {
   KernelTable k = ScalarKernels();  // activation quantizers (and any type not overridden below)
+  k.half_to_float = HalfRowToFloat;
+  k.dot_rows = DotRowsX86;
+  k.weighted_row_sum = WeightedRowSumX86;
+  k.exp_shifted = ExpShiftedX86;
   k.tile[static_cast<int>(GgmlType::F32)] = FloatTile<FloatW::kF32>;
   k.tile[static_cast<int>(GgmlType::F16)] = FloatTile<FloatW::kF16>;
   k.tile[static_cast<int>(GgmlType::BF16)] = FloatTile<FloatW::kBF16>;

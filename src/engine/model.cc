@@ -211,6 +211,22 @@ Result<std::unique_ptr<Model>> Model::Load(std::shared_ptr<const GgufFile> file)
   }
   m->weights_bytes_ = ld.bytes() - embd_bytes;
   if (m->tied_) m->weights_bytes_ += embd_bytes;  // the output projection streams it
+  if (KernelIsaUsesPackedWeights(ActiveKernelIsa())) {
+    auto pack = [&m](WeightMatrix& w) -> Status {
+      ASSIGN_OR_RETURN(PackedBytes p, PackWeights(w));
+      if (p == nullptr) return Status::Ok();  // no packed layout for this type or shape
+      w.packed = p.get();
+      m->packed_bytes_ += static_cast<uint64_t>(PackedWeightBytes(w));
+      m->packed_.push_back(std::move(p));
+      return Status::Ok();
+    };
+    for (LayerWeights& L : m->layers_) {
+      for (WeightMatrix* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
+        RETURN_IF_ERROR(pack(*w));
+      }
+    }
+    RETURN_IF_ERROR(pack(m->output_));  // a copy of token_embd_ when tied; that one stays plain
+  }
   return m;
 }
 

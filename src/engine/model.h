@@ -11,6 +11,10 @@
 //
 // Weights are zero-copy views into the GgufFile mapping (matrices stay in their stored type and
 // are multiplied by MatMul); norms and biases, which are tiny, are converted to float at load.
+// When the active kernel path reads packed weights (KernelIsaUsesPackedWeights), Load also
+// builds a packed copy of every matrix a forward pass multiplies whose type has such a layout
+// (Q4_0, Q8_0): that memory is held by the Model, and the mapped pages of those matrices are
+// then read only at load (the embedding table still serves EmbedToken).
 //
 // Ownership and threads: a Model holds a shared_ptr to its GgufFile and is immutable after Load();
 // any number of forward passes (each with its own KV cache and workspace) may read it at once.
@@ -78,6 +82,8 @@ class Model {
   const std::vector<float>& output_norm() const { return output_norm_; }
   // Bytes of the matrices one decode step streams (every layer matrix + output projection).
   uint64_t weights_bytes() const { return weights_bytes_; }
+  // Bytes of packed weight copies held (0 unless the active kernel path reads packed weights).
+  uint64_t packed_bytes() const { return packed_bytes_; }
 
   // Writes the float embedding of `token` (n_embd values). REQUIRES: 0 <= token < n_vocab.
   void EmbedToken(int32_t token, float* out) const;
@@ -93,6 +99,8 @@ class Model {
   std::vector<float> output_norm_;
   uint64_t weights_bytes_ = 0;
   int64_t embd_row_bytes_ = 0;
+  std::vector<PackedBytes> packed_;  // owners of the WeightMatrix::packed copies
+  uint64_t packed_bytes_ = 0;
 };
 
 }  // namespace hotline::engine

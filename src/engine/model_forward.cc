@@ -140,9 +140,11 @@ Status ForwardPass::Run(std::span<const BatchToken> batch, KvCache& kv,
     for (int t = 0; t < n; ++t) {
       RmsNorm(&x_[size_t(t) * E], L.attn_norm.data(), &xn_[size_t(t) * E], E, hp.rms_eps);
     }
-    MatMul(L.wq, xn_.data(), n, q_.data(), pool_);
-    MatMul(L.wk, xn_.data(), n, k_.data(), pool_);
-    MatMul(L.wv, xn_.data(), n, v_.data(), pool_);
+    {  // one parallel region for Q, K and V
+      const WeightMatrix* w[] = {&L.wq, &L.wk, &L.wv};
+      float* y[] = {q_.data(), k_.data(), v_.data()};
+      MatMulMany(w, xn_.data(), n, y, pool_);
+    }
     AddBias(q_.data(), L.bq, n);
     AddBias(k_.data(), L.bk, n);
     AddBias(v_.data(), L.bv, n);
@@ -171,8 +173,11 @@ Status ForwardPass::Run(std::span<const BatchToken> batch, KvCache& kv,
     for (int t = 0; t < n; ++t) {
       RmsNorm(&x_[size_t(t) * E], L.ffn_norm.data(), &xn_[size_t(t) * E], E, hp.rms_eps);
     }
-    MatMul(L.w_gate, xn_.data(), n, gate_.data(), pool_);
-    MatMul(L.w_up, xn_.data(), n, up_.data(), pool_);
+    {
+      const WeightMatrix* w[] = {&L.w_gate, &L.w_up};
+      float* y[] = {gate_.data(), up_.data()};
+      MatMulMany(w, xn_.data(), n, y, pool_);
+    }
     // SwiGLU: exp() over n x n_ff values is worth spreading over the threads during prefill.
     pool_.ParallelFor(int64_t{n} * hp.n_ff, 16384, [&](int64_t begin, int64_t end, int) {
       for (int64_t i = begin; i < end; ++i) {
