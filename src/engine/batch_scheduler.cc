@@ -270,6 +270,7 @@ void BatchScheduler::Admit(Seq& s) {
     s.admitted_at = Clock::now();
     s.result.timings.queue_ms = Ms(s.admitted_at - s.submitted);
     s.result.timings.cached_prompt_tokens = s.n_computed;
+    if (s.req.on_admit) s.req.on_admit();
   }
 }
 

@@ -106,6 +106,8 @@ struct BatchRequest {
   bool prefill_only = false;
   // Each generated token (not the end-of-generation one); return false to stop. Scheduler thread.
   TokenCallback on_token;
+  // When the request is first admitted (its prompt starts computing). Scheduler thread.
+  std::function<void()> on_admit;
   // Once, when the request ends (before Wait returns). Scheduler thread, or the destructor's.
   std::function<void(const BatchResult&)> on_done;
 };
