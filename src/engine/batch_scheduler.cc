@@ -464,7 +464,7 @@ void BatchScheduler::Step(bool paused) {
         }
         const int32_t tok = s.sampler.Sample(row, s.tokens);
         const auto& stops = engine_.stop_tokens();
-        if (std::find(stops.begin(), stops.end(), tok) != stops.end()) {
+        if (!s.req.ignore_stop_tokens && std::find(stops.begin(), stops.end(), tok) != stops.end()) {
           Finish(s, FinishReason::kStop);
           continue;
         }

@@ -104,6 +104,8 @@ struct BatchRequest {
   int64_t deadline_hint_ms = -1;
   // Compute the prompt into the prefix cache and finish without generating (prefetch).
   bool prefill_only = false;
+  // Keep generating past end-of-generation tokens (benchmarks of a fixed length).
+  bool ignore_stop_tokens = false;
   // Each generated token (not the end-of-generation one); return false to stop. Scheduler thread.
   TokenCallback on_token;
   // When the request is first admitted (its prompt starts computing). Scheduler thread.
