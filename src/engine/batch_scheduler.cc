@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/log.h"
+#include "common/metrics.h"
 
 namespace hotline::engine {
 
@@ -51,6 +52,49 @@ bool Before(const S& a, const S& b) {
   if (a.deadline != b.deadline) return a.deadline < b.deadline;
   return a.arrival < b.arrival;
 }
+
+// Process-wide gauges of the batching scheduler on /metrics (one engine per process; with several
+// schedulers, as in tests, the gauges show the last one to publish).
+struct EngineMetrics {
+  Gauge& waiting;
+  Gauge& running;
+  Gauge& kv_blocks_total;
+  Gauge& kv_blocks_in_use;
+  Gauge& kv_blocks_cached;
+  Counter& prefix_hit_tokens;
+  Counter& preemptions;
+  Counter& generated_tokens;
+  Counter& steps;
+  Histogram& batch_sequences;
+  Histogram& batch_tokens;
+  Histogram& first_token_s;
+  Histogram& inter_token_s;
+  static EngineMetrics& Get() {
+    MetricsRegistry& r = MetricsRegistry::Global();
+    static EngineMetrics m{
+        r.GetGauge("hotline_engine_queue_depth", "Requests waiting for a batch slot"),
+        r.GetGauge("hotline_engine_running_sequences", "Sequences in the running batch"),
+        r.GetGauge("hotline_engine_kv_blocks_total", "KV cache blocks in the pool"),
+        r.GetGauge("hotline_engine_kv_blocks_in_use", "KV cache blocks held by sequences"),
+        r.GetGauge("hotline_engine_kv_blocks_cached", "KV cache blocks in the prefix cache"),
+        r.GetCounter("hotline_engine_prefix_hit_tokens_total",
+                     "Prompt tokens served from the prefix cache"),
+        r.GetCounter("hotline_engine_preemptions_total",
+                     "Sequences preempted for KV blocks or a batch slot"),
+        r.GetCounter("hotline_engine_generated_tokens_total", "Tokens generated"),
+        r.GetCounter("hotline_engine_steps_total", "Batched forward passes"),
+        r.GetHistogram("hotline_engine_batch_sequences", "Sequences per forward pass",
+                       PowersOfTwoBuckets(1024)),
+        r.GetHistogram("hotline_engine_batch_tokens", "Tokens per forward pass",
+                       PowersOfTwoBuckets(65536)),
+        r.GetHistogram("hotline_engine_first_token_seconds", "Submit to first token",
+                       LatencyBucketsSeconds()),
+        r.GetHistogram("hotline_engine_inter_token_seconds", "Time between two tokens of a request",
+                       LatencyBucketsSeconds()),
+    };
+    return m;
+  }
+};
 
 }  // namespace
 
@@ -228,8 +272,18 @@ void BatchScheduler::Publish() {
   s.batched_tokens = batched_tokens_;
   s.preemptions = preemptions_;
   s.last_batch_sequences = last_batch_sequences_;
+  EngineMetrics& m = EngineMetrics::Get();
+  m.running.Set(s.running);
+  m.kv_blocks_total.Set(s.kv_blocks_total);
+  m.kv_blocks_in_use.Set(s.kv_blocks_in_use);
+  m.kv_blocks_cached.Set(s.kv_blocks_cached);
+  m.prefix_hit_tokens.Increment(s.prefix_hit_tokens - published_.prefix_hit_tokens);
+  m.preemptions.Increment(s.preemptions - published_.preemptions);
+  m.steps.Increment(s.steps - published_.steps);
+  published_ = s;
   std::lock_guard<std::mutex> lock(wake_->mu);
   stats_ = s;
+  m.waiting.Set(s.waiting + static_cast<double>(incoming_.size()));
 }
 
 void BatchScheduler::Loop() {
@@ -439,6 +493,8 @@ void BatchScheduler::Step(bool paused) {
     ++steps_;
     batched_tokens_ += batch_.size();
     last_batch_sequences_ = static_cast<int>(batch_seqs_.size());
+    EngineMetrics::Get().batch_sequences.Observe(last_batch_sequences_);
+    EngineMetrics::Get().batch_tokens.Observe(static_cast<double>(batch_.size()));
     if (step_observer_) {
       step_observer_(last_batch_sequences_, static_cast<int>(batch_.size()));
     }
@@ -469,10 +525,13 @@ void BatchScheduler::Step(bool paused) {
           continue;
         }
         const auto t = Clock::now();
+        EngineMetrics::Get().generated_tokens.Increment();
         if (s.result.tokens.empty()) {
           s.result.timings.first_token_ms = Ms(t - s.submitted);
+          EngineMetrics::Get().first_token_s.Observe(s.result.timings.first_token_ms / 1000.0);
         } else {
           const double itl = Ms(t - s.last_token);
+          EngineMetrics::Get().inter_token_s.Observe(itl / 1000.0);
           s.itl_sum_ms += itl;
           ++s.itl_n;
           s.result.timings.inter_token_ms_max = std::max(s.result.timings.inter_token_ms_max, itl);

@@ -33,6 +33,11 @@
 // (InvalidArgument, with the lengths); generation stops with kContextFull when the sequence
 // reaches it.
 //
+// Metrics (process-wide, on /metrics): hotline_engine_queue_depth, _running_sequences,
+// _kv_blocks_{total,in_use,cached}, _prefix_hit_tokens_total, _preemptions_total,
+// _generated_tokens_total (rate = tokens/s), _steps_total, and histograms _batch_sequences,
+// _batch_tokens, _first_token_seconds, _inter_token_seconds.
+//
 // Threads: Submit, stats, Pause/Resume and handles from any thread. Callbacks (on_token,
 // on_done) run on the scheduler thread between steps: they must be quick and must not call back
 // into the scheduler except RequestHandle::Cancel. The Engine must not be used by anyone else
@@ -218,6 +223,7 @@ class BatchScheduler {
   int next_seq_id_ = 0;
   uint64_t steps_ = 0, batched_tokens_ = 0, preemptions_ = 0;
   int last_batch_sequences_ = 0;
+  SchedulerStats published_;  // last values added to the process's metrics
 
   // Shared with Submit and handles.
   std::shared_ptr<RequestHandle::Wake> wake_;

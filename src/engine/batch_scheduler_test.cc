@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/metrics.h"
 #include "engine/llama2c.h"
 
 namespace hotline::engine {
@@ -207,6 +208,15 @@ TEST_F(BatchSchedulerTest, CancelFreesBlocksAndOthersContinue) {
   BatchResult r1 = (*h1)->Wait();
   EXPECT_EQ(r1.tokens, want[0]);
   EXPECT_EQ((*s)->stats().kv_blocks_in_use, 0);
+  // The same on /metrics (published with the stats, before the requests are reported done).
+  EXPECT_EQ(MetricsRegistry::Global()
+                .GetGauge("hotline_engine_kv_blocks_in_use", "KV cache blocks held by sequences")
+                .value(),
+            0.0);
+  EXPECT_GT(MetricsRegistry::Global()
+                .GetCounter("hotline_engine_generated_tokens_total", "Tokens generated")
+                .value(),
+            0u);
 }
 
 TEST_F(BatchSchedulerTest, MaxSeqLenAndBadInputAreClearErrors) {
