@@ -29,7 +29,8 @@ constexpr char kBatchUsage[] =
     "  Decode: for each N, N sequences with distinct P-token prompts (default 32) are submitted\n"
     "  together to the batching scheduler and generate G tokens each (default 64, end tokens\n"
     "  ignored). Aggregate decode tokens/s = tokens generated after every sequence had its first\n"
-    "  token / the time since then. B defaults to the largest N.\n"
+    "  token / the time since then. B defaults to max(largest N, 16). Also one N-token prompt in one\n"
+    "  pass (same products as N decode tokens: the kernels' ceiling for a batch of N).\n"
     "  Prefix cache (S > 0, default 500): A = S-token system prompt + 8 own tokens, cold; B = same\n"
     "  system prompt + 8 other tokens while A is still generating (holding the blocks); C = the\n"
     "  same after A ended. Prints each time to first token and cold/warm ratios.\n";
@@ -64,6 +65,9 @@ std::vector<int32_t> RandomTokens(std::mt19937& rng, int n, int n_vocab) {
 struct DecodePoint {
   int concurrency = 0;
   double decode_tps = 0;
+  // One sequence's N-token prompt in one pass: the same matrix products as a batch of N decode
+  // tokens, so the kernels' ceiling for batched decode at this concurrency.
+  double pass_tps = 0;
   double mean_itl_ms = 0;
   double mean_ttft_ms = 0;
 };
@@ -121,6 +125,7 @@ struct PrefixPoint {
   double cold_ttft_ms = 0;
   double shared_busy_ttft_ms = 0;  // while the cold request still holds the blocks
   double shared_idle_ttft_ms = 0;
+  double shared_idle_queue_ms = 0, shared_idle_prefill_ms = 0;
   int cached_busy = 0, cached_idle = 0;
   int blocks_before = 0, blocks_with_b = 0;
 };
@@ -181,6 +186,8 @@ Result<PrefixPoint> MeasurePrefix(engine::BatchScheduler& sched, int system_toke
   engine::BatchResult rc = hc->Wait();
   if (!rc.status.ok()) return rc.status;
   out.shared_idle_ttft_ms = rc.timings.first_token_ms;
+  out.shared_idle_queue_ms = rc.timings.queue_ms;
+  out.shared_idle_prefill_ms = rc.timings.prefill_ms;
   out.cached_idle = rc.timings.cached_prompt_tokens;
   return out;
 }
@@ -223,7 +230,8 @@ int RunBatchBench(std::span<const std::string> argv) {
   config.kernel = kernel;
   config.max_seq_len = static_cast<int>(
       std::max(*prompt_tokens + *gen_tokens, *prefix_tokens + 8 + 200) + 16);
-  config.max_batch_size = *max_batch > 0 ? static_cast<int>(*max_batch) : max_n;
+  // At least 2, so the prefix test's second request runs beside the first.
+  config.max_batch_size = *max_batch > 0 ? static_cast<int>(*max_batch) : std::max(max_n, 16);
   config.max_num_batched_tokens = std::max(512, config.max_batch_size);
   auto engine = engine::Engine::Load(config);
   if (!engine.ok()) return Fail(engine.status());
@@ -249,6 +257,18 @@ int RunBatchBench(std::span<const std::string> argv) {
     auto p = MeasureDecode(**sched, n, static_cast<int>(*prompt_tokens),
                            static_cast<int>(*gen_tokens), n_vocab, 1000u + uint32_t(n));
     if (!p.ok()) return Fail(p.status());
+    {
+      std::mt19937 rng(7000u + uint32_t(n));
+      engine::BatchRequest r;
+      r.prompt = RandomTokens(rng, n, n_vocab);
+      r.sampling.max_tokens = 1;
+      r.ignore_stop_tokens = true;
+      auto h = (*sched)->Submit(std::move(r));
+      if (!h.ok()) return Fail(h.status());
+      engine::BatchResult pr = (*h)->Wait();
+      if (!pr.status.ok()) return Fail(pr.status);
+      p->pass_tps = pr.timings.prefill_ms > 0 ? n * 1000.0 / pr.timings.prefill_ms : 0;
+    }
     points.push_back(*p);
     if (!json) {
       std::fprintf(stderr, "  concurrency %d: %.2f tokens/s\n", n, p->decode_tps);
@@ -271,9 +291,10 @@ int RunBatchBench(std::span<const std::string> argv) {
     for (size_t i = 0; i < points.size(); ++i) {
       const DecodePoint& p = points[i];
       std::printf("%s{\"concurrency\": %d, \"decode_tokens_per_s\": %.2f, \"ratio_to_1\": %.2f, "
-                  "\"mean_inter_token_ms\": %.2f, \"mean_first_token_ms\": %.1f}",
+                  "\"mean_inter_token_ms\": %.2f, \"mean_first_token_ms\": %.1f, "
+                  "\"one_pass_tokens_per_s\": %.2f}",
                   i ? ", " : "", p.concurrency, p.decode_tps, base > 0 ? p.decode_tps / base : 0,
-                  p.mean_itl_ms, p.mean_ttft_ms);
+                  p.mean_itl_ms, p.mean_ttft_ms, p.pass_tps);
     }
     std::printf("]");
     if (prefix) {
@@ -291,12 +312,14 @@ int RunBatchBench(std::span<const std::string> argv) {
     std::printf("model %s, %lld threads, kernel %s, prompts %lld tokens, %lld generated each, "
                 "max_batch_size %d\n",
                 model->c_str(), *threads, isa, *prompt_tokens, *gen_tokens, config.max_batch_size);
-    std::printf("%12s %16s %10s %14s %14s\n", "concurrency", "decode tok/s", "vs 1", "mean ITL ms",
-                "mean TTFT ms");
+    std::printf("%12s %16s %10s %14s %14s %18s\n", "concurrency", "decode tok/s", "vs 1",
+                "mean ITL ms", "mean TTFT ms", "N-token pass tok/s");
     for (const DecodePoint& p : points) {
-      std::printf("%12d %16.2f %9.2fx %14.2f %14.1f\n", p.concurrency, p.decode_tps,
-                  base > 0 ? p.decode_tps / base : 0, p.mean_itl_ms, p.mean_ttft_ms);
+      std::printf("%12d %16.2f %9.2fx %14.2f %14.1f %18.2f\n", p.concurrency, p.decode_tps,
+                  base > 0 ? p.decode_tps / base : 0, p.mean_itl_ms, p.mean_ttft_ms, p.pass_tps);
     }
+    std::printf("(N-token pass: one sequence's N-token prompt in one forward pass, the same "
+                "matrix products as N decode tokens: the kernels' ceiling for batch N)\n");
     if (prefix) {
       std::printf("prefix cache, %d-token system prompt + 8 tokens:\n", prefix->system_tokens);
       std::printf("  cold first token        %9.2f ms\n", prefix->cold_ttft_ms);
@@ -304,9 +327,11 @@ int RunBatchBench(std::span<const std::string> argv) {
                   "reused)\n",
                   prefix->shared_busy_ttft_ms, prefix->cold_ttft_ms / prefix->shared_busy_ttft_ms,
                   prefix->cached_busy);
-      std::printf("  shared, engine idle     %9.2f ms (%.1fx lower, %d tokens reused)\n",
+      std::printf("  shared, engine idle     %9.2f ms (%.1fx lower, %d tokens reused; queue %.2f ms, "
+                  "prefill %.2f ms)\n",
                   prefix->shared_idle_ttft_ms, prefix->cold_ttft_ms / prefix->shared_idle_ttft_ms,
-                  prefix->cached_idle);
+                  prefix->cached_idle, prefix->shared_idle_queue_ms,
+                  prefix->shared_idle_prefill_ms);
       std::printf("  KV blocks in use: %d with the first sequence, %d with both (the prompt is %d "
                   "blocks)\n",
                   prefix->blocks_before, prefix->blocks_with_b,
