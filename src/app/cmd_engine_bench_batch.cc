@@ -29,9 +29,11 @@ constexpr char kBatchUsage[] =
     "  Decode: for each N, N sequences with distinct P-token prompts (default 32) are submitted\n"
     "  together to the batching scheduler and generate G tokens each (default 64, end tokens\n"
     "  ignored). Aggregate decode tokens/s = tokens generated after every sequence had its first\n"
-    "  token / the time since then. B defaults to max(largest N, 16). Also one N-token prompt in one\n"
+    "  token / the time since then. B defaults to max(largest N, 16). Also one N-token prompt in "
+    "one\n"
     "  pass (same products as N decode tokens: the kernels' ceiling for a batch of N).\n"
-    "  Prefix cache (S > 0, default 500): A = S-token system prompt + 8 own tokens, cold; B = same\n"
+    "  Prefix cache (S > 0, default 500): A = S-token system prompt + 8 own tokens, cold; B = "
+    "same\n"
     "  system prompt + 8 other tokens while A is still generating (holding the blocks); C = the\n"
     "  same after A ended. Prints each time to first token and cold/warm ratios.\n";
 
@@ -196,9 +198,9 @@ Result<PrefixPoint> MeasurePrefix(engine::BatchScheduler& sched, int system_toke
 
 // Called by `hotline engine bench` when --concurrency is given.
 int RunBatchBench(std::span<const std::string> argv) {
-  auto args = Args::Parse(argv, {"-m", "--model", "--threads", "--prompt-tokens", "--gen-tokens",
-                                 "--kernel", "--concurrency", "--prefix-tokens",
-                                 "--max-batch-size"});
+  auto args =
+      Args::Parse(argv, {"-m", "--model", "--threads", "--prompt-tokens", "--gen-tokens",
+                         "--kernel", "--concurrency", "--prefix-tokens", "--max-batch-size"});
   if (!args.ok()) return UsageError(args.status().message(), kBatchUsage);
   if (args->Has("--help") || args->Has("-h")) {
     std::cout << kBatchUsage;
@@ -228,8 +230,8 @@ int RunBatchBench(std::span<const std::string> argv) {
   config.model_path = *model;
   config.threads = static_cast<int>(*threads);
   config.kernel = kernel;
-  config.max_seq_len = static_cast<int>(
-      std::max(*prompt_tokens + *gen_tokens, *prefix_tokens + 8 + 200) + 16);
+  config.max_seq_len =
+      static_cast<int>(std::max(*prompt_tokens + *gen_tokens, *prefix_tokens + 8 + 200) + 16);
   // At least 2, so the prefix test's second request runs beside the first.
   config.max_batch_size = *max_batch > 0 ? static_cast<int>(*max_batch) : std::max(max_n, 16);
   config.max_num_batched_tokens = std::max(512, config.max_batch_size);
@@ -284,58 +286,64 @@ int RunBatchBench(std::span<const std::string> argv) {
   }
   const char* isa = engine::KernelIsaName(engine::ActiveKernelIsa());
   if (json) {
-    std::printf("{\"model\": \"%s\", \"threads\": %lld, \"kernel\": \"%s\", \"prompt_tokens\": %lld, "
-                "\"gen_tokens\": %lld, \"max_batch_size\": %d, \"decode\": [",
-                model->c_str(), *threads, isa, *prompt_tokens, *gen_tokens,
-                config.max_batch_size);
+    std::printf(
+        "{\"model\": \"%s\", \"threads\": %lld, \"kernel\": \"%s\", \"prompt_tokens\": %lld, "
+        "\"gen_tokens\": %lld, \"max_batch_size\": %d, \"decode\": [",
+        model->c_str(), *threads, isa, *prompt_tokens, *gen_tokens, config.max_batch_size);
     for (size_t i = 0; i < points.size(); ++i) {
       const DecodePoint& p = points[i];
-      std::printf("%s{\"concurrency\": %d, \"decode_tokens_per_s\": %.2f, \"ratio_to_1\": %.2f, "
-                  "\"mean_inter_token_ms\": %.2f, \"mean_first_token_ms\": %.1f, "
-                  "\"one_pass_tokens_per_s\": %.2f}",
-                  i ? ", " : "", p.concurrency, p.decode_tps, base > 0 ? p.decode_tps / base : 0,
-                  p.mean_itl_ms, p.mean_ttft_ms, p.pass_tps);
+      std::printf(
+          "%s{\"concurrency\": %d, \"decode_tokens_per_s\": %.2f, \"ratio_to_1\": %.2f, "
+          "\"mean_inter_token_ms\": %.2f, \"mean_first_token_ms\": %.1f, "
+          "\"one_pass_tokens_per_s\": %.2f}",
+          i ? ", " : "", p.concurrency, p.decode_tps, base > 0 ? p.decode_tps / base : 0,
+          p.mean_itl_ms, p.mean_ttft_ms, p.pass_tps);
     }
     std::printf("]");
     if (prefix) {
-      std::printf(", \"prefix\": {\"system_tokens\": %d, \"cold_first_token_ms\": %.2f, "
-                  "\"shared_busy_first_token_ms\": %.2f, \"shared_idle_first_token_ms\": %.2f, "
-                  "\"ratio_busy\": %.1f, \"ratio_idle\": %.1f, \"cached_tokens_busy\": %d, "
-                  "\"cached_tokens_idle\": %d, \"kv_blocks_a\": %d, \"kv_blocks_a_and_b\": %d}",
-                  prefix->system_tokens, prefix->cold_ttft_ms, prefix->shared_busy_ttft_ms,
-                  prefix->shared_idle_ttft_ms, prefix->cold_ttft_ms / prefix->shared_busy_ttft_ms,
-                  prefix->cold_ttft_ms / prefix->shared_idle_ttft_ms, prefix->cached_busy,
-                  prefix->cached_idle, prefix->blocks_before, prefix->blocks_with_b);
+      std::printf(
+          ", \"prefix\": {\"system_tokens\": %d, \"cold_first_token_ms\": %.2f, "
+          "\"shared_busy_first_token_ms\": %.2f, \"shared_idle_first_token_ms\": %.2f, "
+          "\"ratio_busy\": %.1f, \"ratio_idle\": %.1f, \"cached_tokens_busy\": %d, "
+          "\"cached_tokens_idle\": %d, \"kv_blocks_a\": %d, \"kv_blocks_a_and_b\": %d}",
+          prefix->system_tokens, prefix->cold_ttft_ms, prefix->shared_busy_ttft_ms,
+          prefix->shared_idle_ttft_ms, prefix->cold_ttft_ms / prefix->shared_busy_ttft_ms,
+          prefix->cold_ttft_ms / prefix->shared_idle_ttft_ms, prefix->cached_busy,
+          prefix->cached_idle, prefix->blocks_before, prefix->blocks_with_b);
     }
     std::printf("}\n");
   } else {
-    std::printf("model %s, %lld threads, kernel %s, prompts %lld tokens, %lld generated each, "
-                "max_batch_size %d\n",
-                model->c_str(), *threads, isa, *prompt_tokens, *gen_tokens, config.max_batch_size);
+    std::printf(
+        "model %s, %lld threads, kernel %s, prompts %lld tokens, %lld generated each, "
+        "max_batch_size %d\n",
+        model->c_str(), *threads, isa, *prompt_tokens, *gen_tokens, config.max_batch_size);
     std::printf("%12s %16s %10s %14s %14s %18s\n", "concurrency", "decode tok/s", "vs 1",
                 "mean ITL ms", "mean TTFT ms", "N-token pass tok/s");
     for (const DecodePoint& p : points) {
       std::printf("%12d %16.2f %9.2fx %14.2f %14.1f %18.2f\n", p.concurrency, p.decode_tps,
                   base > 0 ? p.decode_tps / base : 0, p.mean_itl_ms, p.mean_ttft_ms, p.pass_tps);
     }
-    std::printf("(N-token pass: one sequence's N-token prompt in one forward pass, the same "
-                "matrix products as N decode tokens: the kernels' ceiling for batch N)\n");
+    std::printf(
+        "(N-token pass: one sequence's N-token prompt in one forward pass, the same "
+        "matrix products as N decode tokens: the kernels' ceiling for batch N)\n");
     if (prefix) {
       std::printf("prefix cache, %d-token system prompt + 8 tokens:\n", prefix->system_tokens);
       std::printf("  cold first token        %9.2f ms\n", prefix->cold_ttft_ms);
-      std::printf("  shared, blocks held by a running sequence %9.2f ms (%.1fx lower, %d tokens "
-                  "reused)\n",
-                  prefix->shared_busy_ttft_ms, prefix->cold_ttft_ms / prefix->shared_busy_ttft_ms,
-                  prefix->cached_busy);
-      std::printf("  shared, engine idle     %9.2f ms (%.1fx lower, %d tokens reused; queue %.2f ms, "
-                  "prefill %.2f ms)\n",
-                  prefix->shared_idle_ttft_ms, prefix->cold_ttft_ms / prefix->shared_idle_ttft_ms,
-                  prefix->cached_idle, prefix->shared_idle_queue_ms,
-                  prefix->shared_idle_prefill_ms);
-      std::printf("  KV blocks in use: %d with the first sequence, %d with both (the prompt is %d "
-                  "blocks)\n",
-                  prefix->blocks_before, prefix->blocks_with_b,
-                  (prefix->system_tokens + 8 + bc.kv_block_tokens - 1) / bc.kv_block_tokens);
+      std::printf(
+          "  shared, blocks held by a running sequence %9.2f ms (%.1fx lower, %d tokens "
+          "reused)\n",
+          prefix->shared_busy_ttft_ms, prefix->cold_ttft_ms / prefix->shared_busy_ttft_ms,
+          prefix->cached_busy);
+      std::printf(
+          "  shared, engine idle     %9.2f ms (%.1fx lower, %d tokens reused; queue %.2f ms, "
+          "prefill %.2f ms)\n",
+          prefix->shared_idle_ttft_ms, prefix->cold_ttft_ms / prefix->shared_idle_ttft_ms,
+          prefix->cached_idle, prefix->shared_idle_queue_ms, prefix->shared_idle_prefill_ms);
+      std::printf(
+          "  KV blocks in use: %d with the first sequence, %d with both (the prompt is %d "
+          "blocks)\n",
+          prefix->blocks_before, prefix->blocks_with_b,
+          (prefix->system_tokens + 8 + bc.kv_block_tokens - 1) / bc.kv_block_tokens);
     }
   }
   return 0;

@@ -41,8 +41,8 @@ double Percentile(std::vector<double> v, double q) {
 }
 
 int RunLoadtest(std::span<const std::string> argv) {
-  auto args = Args::Parse(argv, {"--url", "--clients", "--requests", "--max-tokens", "--model",
-                                 "--system-words"});
+  auto args = Args::Parse(
+      argv, {"--url", "--clients", "--requests", "--max-tokens", "--model", "--system-words"});
   if (!args.ok()) return UsageError(args.status().message(), kUsage);
   if (args->Has("--help") || args->Has("-h")) {
     std::cout << kUsage;
@@ -66,8 +66,8 @@ int RunLoadtest(std::span<const std::string> argv) {
   const std::string endpoint = url + "/v1/chat/completions";
 
   std::string system = "You are the voice agent of a call centre. Answer briefly.";
-  static const char* kWords[] = {"account", "balance", "order", "delivery", "refund",
-                                 "password", "address", "invoice", "support", "schedule"};
+  static const char* kWords[] = {"account",  "balance", "order",   "delivery", "refund",
+                                 "password", "address", "invoice", "support",  "schedule"};
   for (long long i = 0; i < *system_words; ++i) {
     system += ' ';
     system += kWords[i % 10];
@@ -86,16 +86,15 @@ int RunLoadtest(std::span<const std::string> argv) {
   for (long long c = 0; c < *clients; ++c) {
     threads.emplace_back([&, c] {
       for (long long k = 0; k < *requests; ++k) {
-        nlohmann::json body = {
-            {"model", model},
-            {"stream", true},
-            {"max_tokens", *max_tokens},
-            {"temperature", 0},
-            {"messages",
-             {{{"role", "system"}, {"content", system}},
-              {{"role", "user"},
-               {"content", "Caller " + std::to_string(c) + ", question " + std::to_string(k) +
-                               ": where is my order?"}}}}};
+        nlohmann::json body = {{"model", model},
+                               {"stream", true},
+                               {"max_tokens", *max_tokens},
+                               {"temperature", 0},
+                               {"messages",
+                                {{{"role", "system"}, {"content", system}},
+                                 {{"role", "user"},
+                                  {"content", "Caller " + std::to_string(c) + ", question " +
+                                                  std::to_string(k) + ": where is my order?"}}}}};
         std::vector<double> my_inter;
         double my_first = -1;
         auto sent = std::chrono::steady_clock::now();
@@ -137,8 +136,8 @@ int RunLoadtest(std::span<const std::string> argv) {
           }
           return parser.Feed(bytes);
         };
-        Status s = client.Stream(
-            net::HttpRequest::Post(endpoint, body.dump(), "application/json"), cb);
+        Status s =
+            client.Stream(net::HttpRequest::Post(endpoint, body.dump(), "application/json"), cb);
         if (s.ok() && status == 200) s = parser.Finish();
         if (s.ok() && status != 200) {
           s = UnavailableError("HTTP " + std::to_string(status) + ": " + error_body);
@@ -169,18 +168,20 @@ int RunLoadtest(std::span<const std::string> argv) {
         {"errors", errors.load()},
         {"wall_s", wall_s},
         {"deltas_per_s", dps},
-        {"first_token_ms", {{"p50", Percentile(first_ms, 0.5)},
-                            {"p90", Percentile(first_ms, 0.9)},
-                            {"p99", Percentile(first_ms, 0.99)}}},
-        {"inter_token_ms", {{"p50", Percentile(inter_ms, 0.5)},
-                            {"p90", Percentile(inter_ms, 0.9)},
-                            {"p99", Percentile(inter_ms, 0.99)}}},
+        {"first_token_ms",
+         {{"p50", Percentile(first_ms, 0.5)},
+          {"p90", Percentile(first_ms, 0.9)},
+          {"p99", Percentile(first_ms, 0.99)}}},
+        {"inter_token_ms",
+         {{"p50", Percentile(inter_ms, 0.5)},
+          {"p90", Percentile(inter_ms, 0.9)},
+          {"p99", Percentile(inter_ms, 0.99)}}},
     };
     if (!first_error.empty()) out["first_error"] = first_error;
     std::printf("%s\n", out.dump().c_str());
   } else {
-    std::printf("%lld clients x %lld requests against %s: %ld ok, %ld errors, %.1f s\n",
-                *clients, *requests, endpoint.c_str(), ok.load(), errors.load(), wall_s);
+    std::printf("%lld clients x %lld requests against %s: %ld ok, %ld errors, %.1f s\n", *clients,
+                *requests, endpoint.c_str(), ok.load(), errors.load(), wall_s);
     std::printf("first token ms   p50 %.1f  p90 %.1f  p99 %.1f\n", Percentile(first_ms, 0.5),
                 Percentile(first_ms, 0.9), Percentile(first_ms, 0.99));
     std::printf("inter-token ms   p50 %.1f  p90 %.1f  p99 %.1f\n", Percentile(inter_ms, 0.5),

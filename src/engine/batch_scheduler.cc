@@ -170,14 +170,15 @@ Result<std::unique_ptr<BatchScheduler>> BatchScheduler::Create(Engine& engine,
         uint64_t((s->max_seq_len_ + config.kv_block_tokens - 1) / config.kv_block_tokens);
     bytes = block_bytes * blocks_per_seq * uint64_t(config.max_batch_size);
   }
-  ASSIGN_OR_RETURN(s->kv_, PagedKvCache::Create(layout, config.kv_block_tokens, s->max_seq_len_,
-                                                bytes));
+  ASSIGN_OR_RETURN(s->kv_,
+                   PagedKvCache::Create(layout, config.kv_block_tokens, s->max_seq_len_, bytes));
   s->Publish();
-  HLOG_INFO("engine: batching up to {} sequences / {} tokens per pass, KV pool {} blocks of {} "
-            "tokens ({:.1f} MB)",
-            config.max_batch_size, config.max_num_batched_tokens, s->kv_->total_blocks(),
-            config.kv_block_tokens,
-            static_cast<double>(s->kv_->block_bytes()) * s->kv_->total_blocks() / 1e6);
+  HLOG_INFO(
+      "engine: batching up to {} sequences / {} tokens per pass, KV pool {} blocks of {} "
+      "tokens ({:.1f} MB)",
+      config.max_batch_size, config.max_num_batched_tokens, s->kv_->total_blocks(),
+      config.kv_block_tokens,
+      static_cast<double>(s->kv_->block_bytes()) * s->kv_->total_blocks() / 1e6);
   s->thread_ = std::thread([p = s.get()] { p->Loop(); });
   return s;
 }
@@ -520,7 +521,8 @@ void BatchScheduler::Step(bool paused) {
         }
         const int32_t tok = s.sampler.Sample(row, s.tokens);
         const auto& stops = engine_.stop_tokens();
-        if (!s.req.ignore_stop_tokens && std::find(stops.begin(), stops.end(), tok) != stops.end()) {
+        if (!s.req.ignore_stop_tokens &&
+            std::find(stops.begin(), stops.end(), tok) != stops.end()) {
           Finish(s, FinishReason::kStop);
           continue;
         }

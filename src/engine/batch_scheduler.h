@@ -146,8 +146,8 @@ struct SchedulerStats {
   int waiting = 0;  // submitted, not running (including preempted)
   int running = 0;
   int kv_blocks_total = 0;
-  int kv_blocks_in_use = 0;     // referenced by a sequence
-  int kv_blocks_cached = 0;     // in the prefix cache (in use or not)
+  int kv_blocks_in_use = 0;  // referenced by a sequence
+  int kv_blocks_cached = 0;  // in the prefix cache (in use or not)
   uint64_t prefix_hit_tokens = 0;
   uint64_t steps = 0;
   uint64_t batched_tokens = 0;  // over all steps
@@ -211,8 +211,8 @@ class BatchScheduler {
   std::vector<std::unique_ptr<Seq>> running_;  // admitted, in order after each sort
   std::vector<std::unique_ptr<Seq>> waiting_;  // not admitted or preempted
   std::vector<BatchToken> batch_;
-  std::vector<Seq*> batch_seqs_;     // per batch entry
-  std::vector<Seq*> logit_seqs_;     // per logits row
+  std::vector<Seq*> batch_seqs_;  // per batch entry
+  std::vector<Seq*> logit_seqs_;  // per logits row
   std::vector<float> logits_;
   struct Done {
     std::shared_ptr<RequestHandle> handle;

@@ -1,7 +1,7 @@
 #include "engine/batch_scheduler.h"
 
-#include <unistd.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -121,8 +121,8 @@ TEST_F(BatchSchedulerTest, BatchedGreedyEqualsSingleSequence) {
   const auto prompts = Prompts(n);
   const auto want = Reference(prompts, max_tokens);
   BatchSchedulerConfig cfg;
-  cfg.max_batch_size = 4;           // two of them wait for a slot
-  cfg.max_num_batched_tokens = 8;   // prompts are prefilled in chunks mixed with decodes
+  cfg.max_batch_size = 4;          // two of them wait for a slot
+  cfg.max_num_batched_tokens = 8;  // prompts are prefilled in chunks mixed with decodes
   cfg.kv_block_tokens = 4;
   SchedulerStats st;
   ExpectBatchedEqualsSingle(cfg, n, max_tokens, prompts, want, &st);
@@ -176,7 +176,7 @@ TEST_F(BatchSchedulerTest, PrefixIsSharedWhileAnotherSequenceHoldsIt) {
   BatchResult rb = (*hb_or)->Wait();
   ASSERT_TRUE(rb.status.ok()) << rb.status;
   EXPECT_EQ(rb.timings.cached_prompt_tokens, 40);  // 10 full blocks of the 41-token system prompt
-  EXPECT_FALSE((*ha)->done());                      // A still held them
+  EXPECT_FALSE((*ha)->done());                     // A still held them
   EXPECT_GE((*s)->stats().prefix_hit_tokens, before.prefix_hit_tokens + 40);
   (*ha)->Cancel();
   EXPECT_EQ((*ha)->Wait().finish, FinishReason::kCancelled);

@@ -26,20 +26,21 @@ constexpr uint64_t kRootHash = 0x243f6a8885a308d3ULL;
 
 }  // namespace
 
-Result<std::unique_ptr<PagedKvCache>> PagedKvCache::Create(const KvLayout& layout,
-                                                           int block_tokens, int max_seq_len,
+Result<std::unique_ptr<PagedKvCache>> PagedKvCache::Create(const KvLayout& layout, int block_tokens,
+                                                           int max_seq_len,
                                                            uint64_t kv_cache_bytes) {
   RETURN_IF_ERROR(layout.Validate());
   if (block_tokens < 1 || block_tokens > 65536 || max_seq_len < 1) {
-    return InvalidArgumentError("paged KV cache: block_tokens must be in [1, 65536] and "
-                                "max_seq_len positive");
+    return InvalidArgumentError(
+        "paged KV cache: block_tokens must be in [1, 65536] and "
+        "max_seq_len positive");
   }
   std::unique_ptr<PagedKvCache> c(new PagedKvCache());
   c->layout_ = layout;
   c->block_tokens_ = block_tokens;
   c->max_seq_len_ = max_seq_len;
-  c->block_bytes_ =
-      static_cast<uint64_t>(layout.row_bytes()) * uint64_t(block_tokens) * 2 * uint64_t(layout.n_layer);
+  c->block_bytes_ = static_cast<uint64_t>(layout.row_bytes()) * uint64_t(block_tokens) * 2 *
+                    uint64_t(layout.n_layer);
   const uint64_t n_blocks = kv_cache_bytes / c->block_bytes_;
   if (n_blocks < 1) {
     return InvalidArgumentError("kv_cache_bytes " + std::to_string(kv_cache_bytes) +
@@ -118,8 +119,7 @@ void PagedKvCache::Release(int b) {
 Status PagedKvCache::EnsureCapacity(int seq, int n_tokens) {
   if (n_tokens > max_seq_len_) {
     return ResourceExhaustedError("sequence would hold " + std::to_string(n_tokens) +
-                                  " tokens, more than max_seq_len " +
-                                  std::to_string(max_seq_len_));
+                                  " tokens, more than max_seq_len " + std::to_string(max_seq_len_));
   }
   const int need = BlocksNeeded(seq, n_tokens);
   if (need > allocatable_blocks()) {
@@ -165,8 +165,8 @@ int PagedKvCache::Lookup(uint64_t parent, std::span<const int32_t> tokens, uint6
   auto it = by_hash_.find(*hash);
   if (it == by_hash_.end()) return -1;
   const Block& blk = blocks_[size_t(it->second)];
-  if (blk.parent_hash != parent || !std::equal(tokens.begin(), tokens.end(), blk.tokens.begin(),
-                                               blk.tokens.end())) {
+  if (blk.parent_hash != parent ||
+      !std::equal(tokens.begin(), tokens.end(), blk.tokens.begin(), blk.tokens.end())) {
     return -1;  // a collision: treat as a miss
   }
   return it->second;

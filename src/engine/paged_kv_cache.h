@@ -96,8 +96,8 @@ class PagedKvCache final : public KvCache {
     std::list<int>::iterator lru_it;  // valid when cached && ref == 0
   };
   struct Sequence {
-    std::vector<int> table;         // block index -> pool block
-    std::vector<uint64_t> hashes;   // chained hash of each full, committed block
+    std::vector<int> table;        // block index -> pool block
+    std::vector<uint64_t> hashes;  // chained hash of each full, committed block
   };
   // Finds the cached block holding `tokens` after a block with hash `parent`; -1 if none.
   int Lookup(uint64_t parent, std::span<const int32_t> tokens, uint64_t* hash) const;

@@ -1,7 +1,7 @@
 #include "engine/paged_kv_cache.h"
 
-#include <unistd.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <numeric>
@@ -141,8 +141,8 @@ TEST(PagedKvCache, RunningOutIsResourceExhaustedAndAllocatesNothing) {
 // computation: attention reads shared blocks through the block table.
 TEST(PagedKvCache, ForwardWithSharedPrefixEqualsFresh) {
   const std::string dir = std::string(HOTLINE_SHARED_DATA_DIR) + "/llm/stories260k/";
-  const std::string path = std::string(HOTLINE_BINARY_DIR) + "/paged_kv_test_" +
-                           std::to_string(::getpid()) + ".gguf";
+  const std::string path =
+      std::string(HOTLINE_BINARY_DIR) + "/paged_kv_test_" + std::to_string(::getpid()) + ".gguf";
   ASSERT_TRUE(ConvertLlama2c(dir + "stories260K.bin", dir + "tok512.bin", path).ok());
   auto file = GgufFile::Open(path);
   ASSERT_TRUE(file.ok()) << file.status();
@@ -154,8 +154,8 @@ TEST(PagedKvCache, ForwardWithSharedPrefixEqualsFresh) {
   ComputePool pool(2);
   ForwardPass fwd(**model, pool);
   KvLayout layout{hp.n_layer, hp.n_head_kv, hp.head_dim, KvType::kF32};
-  auto kv = PagedKvCache::Create(layout, kBt, 256, 64 * uint64_t(layout.row_bytes()) * kBt * 2 *
-                                                       uint64_t(hp.n_layer));
+  auto kv = PagedKvCache::Create(
+      layout, kBt, 256, 64 * uint64_t(layout.row_bytes()) * kBt * 2 * uint64_t(hp.n_layer));
   ASSERT_TRUE(kv.ok());
   PagedKvCache& c = **kv;
 
@@ -172,7 +172,7 @@ TEST(PagedKvCache, ForwardWithSharedPrefixEqualsFresh) {
     c.CommitTokens(seq, tokens);
   };
   std::vector<float> logits_sys, fresh, shared_logits;
-  run(0, system, 0, &logits_sys);          // the system prompt, cached by sequence 0
+  run(0, system, 0, &logits_sys);  // the system prompt, cached by sequence 0
   {
     // The full prompt computed from scratch, in a cache of its own.
     auto own = PerSequenceKvCache::Create(layout, kBt, 256);
