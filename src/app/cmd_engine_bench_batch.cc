@@ -26,16 +26,16 @@ constexpr char kBatchUsage[] =
     "usage: hotline engine bench -m MODEL.gguf --concurrency N1,N2,... [--threads T]\n"
     "         [--prompt-tokens P] [--gen-tokens G] [--prefix-tokens S] [--max-batch-size B]\n"
     "         [--kernel K] [--json]\n"
-    "  Decode: for each N, N sequences with distinct P-token prompts (default 32) are submitted\n"
-    "  together to the batching scheduler and generate G tokens each (default 64, end tokens\n"
-    "  ignored). Aggregate decode tokens/s = tokens generated after every sequence had its first\n"
-    "  token / the time since then. B defaults to max(largest N, 16). Also one N-token prompt in "
-    "one\n"
-    "  pass (same products as N decode tokens: the kernels' ceiling for a batch of N).\n"
-    "  Prefix cache (S > 0, default 500): A = S-token system prompt + 8 own tokens, cold; B = "
-    "same\n"
-    "  system prompt + 8 other tokens while A is still generating (holding the blocks); C = the\n"
-    "  same after A ended. Prints each time to first token and cold/warm ratios.\n";
+    "  Decode: for each N, N sequences with distinct P-token prompts (default 32) are\n"
+    "  submitted together to the batching scheduler and generate G tokens each (default 64,\n"
+    "  end tokens ignored). Aggregate decode tokens/s = tokens generated after every sequence\n"
+    "  had its first token / the time since then; the ratio is to the latest N=1 point before\n"
+    "  it (so 1,16,1,16 pairs measurements on a busy machine). B defaults to max(largest N, 16).\n"
+    "  Also one N-token prompt in one pass (the same matrix products as N decode tokens: the\n"
+    "  kernels' ceiling for a batch of N).\n"
+    "  Prefix cache (S > 0, default 500): A = S-token system prompt + 8 own tokens, cold;\n"
+    "  B = same system prompt + 8 other tokens while A is still generating (holding the\n"
+    "  blocks); C = the same after A ended. Prints each time to first token and the ratios.\n";
 
 double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
@@ -276,7 +276,19 @@ int RunBatchBench(std::span<const std::string> argv) {
       std::fprintf(stderr, "  concurrency %d: %.2f tokens/s\n", n, p->decode_tps);
     }
   }
-  const double base = points.front().concurrency == 1 ? points.front().decode_tps : 0;
+  // Ratios against the latest one-sequence point measured before (else the first one), so
+  // "1,16,1,16" pairs each batch with a baseline taken moments earlier on a busy machine.
+  std::vector<double> bases(points.size(), 0);
+  {
+    double first = 0, latest = 0;
+    for (const DecodePoint& p : points) {
+      if (p.concurrency == 1 && first == 0) first = p.decode_tps;
+    }
+    for (size_t i = 0; i < points.size(); ++i) {
+      if (points[i].concurrency == 1) latest = points[i].decode_tps;
+      bases[i] = latest > 0 ? latest : first;
+    }
+  }
 
   std::optional<PrefixPoint> prefix;
   if (*prefix_tokens > 0) {
@@ -296,7 +308,7 @@ int RunBatchBench(std::span<const std::string> argv) {
           "%s{\"concurrency\": %d, \"decode_tokens_per_s\": %.2f, \"ratio_to_1\": %.2f, "
           "\"mean_inter_token_ms\": %.2f, \"mean_first_token_ms\": %.1f, "
           "\"one_pass_tokens_per_s\": %.2f}",
-          i ? ", " : "", p.concurrency, p.decode_tps, base > 0 ? p.decode_tps / base : 0,
+          i ? ", " : "", p.concurrency, p.decode_tps, bases[i] > 0 ? p.decode_tps / bases[i] : 0,
           p.mean_itl_ms, p.mean_ttft_ms, p.pass_tps);
     }
     std::printf("]");
@@ -319,9 +331,11 @@ int RunBatchBench(std::span<const std::string> argv) {
         model->c_str(), *threads, isa, *prompt_tokens, *gen_tokens, config.max_batch_size);
     std::printf("%12s %16s %10s %14s %14s %18s\n", "concurrency", "decode tok/s", "vs 1",
                 "mean ITL ms", "mean TTFT ms", "N-token pass tok/s");
-    for (const DecodePoint& p : points) {
+    for (size_t i = 0; i < points.size(); ++i) {
+      const DecodePoint& p = points[i];
       std::printf("%12d %16.2f %9.2fx %14.2f %14.1f %18.2f\n", p.concurrency, p.decode_tps,
-                  base > 0 ? p.decode_tps / base : 0, p.mean_itl_ms, p.mean_ttft_ms, p.pass_tps);
+                  bases[i] > 0 ? p.decode_tps / bases[i] : 0, p.mean_itl_ms, p.mean_ttft_ms,
+                  p.pass_tps);
     }
     std::printf(
         "(N-token pass: one sequence's N-token prompt in one forward pass, the same "
