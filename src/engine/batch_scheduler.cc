@@ -273,6 +273,7 @@ void BatchScheduler::Publish() {
   s.batched_tokens = batched_tokens_;
   s.preemptions = preemptions_;
   s.last_batch_sequences = last_batch_sequences_;
+  s.max_batch_sequences = max_batch_sequences_;
   EngineMetrics& m = EngineMetrics::Get();
   m.running.Set(s.running);
   m.kv_blocks_total.Set(s.kv_blocks_total);
@@ -494,6 +495,7 @@ void BatchScheduler::Step(bool paused) {
     ++steps_;
     batched_tokens_ += batch_.size();
     last_batch_sequences_ = static_cast<int>(batch_seqs_.size());
+    max_batch_sequences_ = std::max(max_batch_sequences_, last_batch_sequences_);
     EngineMetrics::Get().batch_sequences.Observe(last_batch_sequences_);
     EngineMetrics::Get().batch_tokens.Observe(static_cast<double>(batch_.size()));
     if (step_observer_) {

@@ -153,6 +153,7 @@ struct SchedulerStats {
   uint64_t batched_tokens = 0;  // over all steps
   uint64_t preemptions = 0;
   int last_batch_sequences = 0;
+  int max_batch_sequences = 0;  // most sequences in one pass so far
 };
 
 class BatchScheduler {
@@ -223,6 +224,7 @@ class BatchScheduler {
   int next_seq_id_ = 0;
   uint64_t steps_ = 0, batched_tokens_ = 0, preemptions_ = 0;
   int last_batch_sequences_ = 0;
+  int max_batch_sequences_ = 0;
   SchedulerStats published_;  // last values added to the process's metrics
 
   // Shared with Submit and handles.

@@ -380,6 +380,10 @@ TEST_F(EngineLmTest, ConcurrentCallsFromFourThreadsAllComplete) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), 12);
   EXPECT_EQ(lm->counters().requests, 12u);
+  // The calls shared forward passes (continuous batching), and left no KV blocks held.
+  const engine::SchedulerStats st = lm->scheduler_stats();
+  EXPECT_GE(st.max_batch_sequences, 2);
+  EXPECT_EQ(st.kv_blocks_in_use, 0);
 }
 
 TEST_F(EngineLmTest, IdleCachedConversationsGiveWayWhenTheKvBudgetIsFull) {
