@@ -11,8 +11,8 @@
 // `max_tokens`, an end-of-generation token of the model (EOS, end-of-turn), a callback returning
 // false, cancellation, or max_seq_len.
 //
-// Threads: an Engine is driven by one thread at a time (the caller's, or later the batching
-// scheduler's); its compute threads are internal. The only call safe from other threads is setting
+// Threads: an Engine is driven by one thread at a time (the caller's, or a BatchScheduler's, which
+// then owns it: batch_scheduler.h); its compute threads are internal. The only call safe from other threads is setting
 // the `cancel` flag passed to Generate (checked before every token).
 // Blocking: Load, Feed and Generate block while they compute.
 #pragma once
