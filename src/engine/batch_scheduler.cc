@@ -330,6 +330,26 @@ void BatchScheduler::Admit(Seq& s) {
   }
 }
 
+bool BatchScheduler::WaitsForSharedPrefix(const Seq& w) const {
+  // Requests that arrive together with the same system prompt would each compute it: the first
+  // computes it, the others wait for its blocks to enter the prefix cache and share them.
+  const int bt = config_.kv_block_tokens;
+  const size_t limit = w.req.prefill_only ? w.tokens.size() : w.tokens.size() - 1;
+  int cached = -1;  // computed on demand
+  for (const auto& rp : running_) {
+    const Seq& r = *rp;
+    if (r.n_computed >= static_cast<int>(r.tokens.size()) - 1) continue;  // not prefilling
+    const size_t n = std::min(limit, r.tokens.size());
+    size_t lcp = 0;
+    while (lcp < n && w.tokens[lcp] == r.tokens[lcp]) ++lcp;
+    const int shared = static_cast<int>(lcp) / bt * bt;
+    if (shared == 0 || r.n_computed >= shared) continue;
+    if (cached < 0) cached = kv_->CachedPrefixTokens(w.tokens, static_cast<int>(limit));
+    if (shared > cached) return true;
+  }
+  return false;
+}
+
 void BatchScheduler::Preempt(Seq& s) {
   kv_->RemoveSequence(s.id);
   s.id = -1;
@@ -411,8 +431,12 @@ void BatchScheduler::Step(bool paused) {
 
   // Admission in order. A better-priority request takes the slot of the lowest running one.
   const int bt = config_.kv_block_tokens;
-  while (!paused && !waiting_.empty()) {
-    Seq& w = *waiting_.front();
+  for (size_t i = 0; !paused && i < waiting_.size();) {
+    Seq& w = *waiting_[i];
+    if (WaitsForSharedPrefix(w)) {
+      ++i;  // admitted once the blocks it shares with a running prompt are computed
+      continue;
+    }
     if (running_.size() >= size_t(config_.max_batch_size)) {
       Seq& last = *running_.back();
       if (w.priority >= last.priority) break;
@@ -428,8 +452,8 @@ void BatchScheduler::Step(bool paused) {
       const int need = (static_cast<int>(w.tokens.size()) + bt - 1) / bt - cached / bt;
       if (need > kv_->allocatable_blocks() - static_cast<int>(running_.size())) break;
     }
-    std::unique_ptr<Seq> s = std::move(waiting_.front());
-    waiting_.erase(waiting_.begin());
+    std::unique_ptr<Seq> s = std::move(waiting_[i]);
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
     Admit(*s);
     running_.push_back(std::move(s));
   }

@@ -18,7 +18,9 @@
 // blocks first.
 //
 // KV memory is a PagedKvCache (blocks of kv_block_tokens from a kv_cache_bytes pool). A new
-// request first takes the longest cached prefix of its prompt (shared blocks, no compute). When
+// request first takes the longest cached prefix of its prompt (shared blocks, no compute); one
+// whose prompt shares whole blocks with a prompt still being computed waits for them, so
+// requests arriving together with the same system prompt compute it once. When
 // blocks run out, the lowest-ordered running sequence is preempted: its blocks are released (its
 // full blocks stay in the prefix cache) and it goes back to the waiting list with its prompt and
 // the tokens generated so far, to be recomputed when there is room; its output stream continues
@@ -193,6 +195,9 @@ class BatchScheduler {
   void Loop();
   void Step(bool paused);
   void Admit(Seq& s);
+  // True when a running sequence is still computing whole blocks of `w`'s prompt that `w` could
+  // share once they are cached.
+  bool WaitsForSharedPrefix(const Seq& w) const;
   void Preempt(Seq& s);
   void Finish(Seq& s, FinishReason reason, Status status = Status::Ok());
   // Grows `s` by up to `want` positions, preempting lower-ordered sequences for blocks; returns

@@ -182,6 +182,35 @@ TEST_F(BatchSchedulerTest, PrefixIsSharedWhileAnotherSequenceHoldsIt) {
   EXPECT_EQ((*ha)->Wait().finish, FinishReason::kCancelled);
 }
 
+TEST_F(BatchSchedulerTest, RequestsArrivingTogetherComputeTheirSystemPromptOnce) {
+  std::vector<int32_t> system = {1};
+  for (int i = 0; i < 40; ++i) system.push_back(int32_t(280 + i * 5));
+  std::vector<std::vector<int32_t>> prompts;
+  for (int k = 0; k < 4; ++k) {
+    prompts.push_back(system);
+    prompts.back().push_back(int32_t(400 + k));
+  }
+  const auto want = Reference(prompts, 8);
+  auto e = Load();
+  ASSERT_TRUE(e);
+  BatchSchedulerConfig cfg;
+  cfg.kv_block_tokens = 4;
+  auto s = BatchScheduler::Create(*e, cfg);
+  ASSERT_TRUE(s.ok());
+  (*s)->Pause();
+  std::vector<std::shared_ptr<RequestHandle>> hs;
+  for (const auto& p : prompts) hs.push_back(*(*s)->Submit(Greedy(p, 8)));
+  (*s)->Resume();
+  int cached = 0;
+  for (size_t k = 0; k < hs.size(); ++k) {
+    BatchResult r = hs[k]->Wait();
+    ASSERT_TRUE(r.status.ok()) << r.status;
+    EXPECT_EQ(r.tokens, want[k]) << k;
+    cached += r.timings.cached_prompt_tokens;
+  }
+  EXPECT_EQ(cached, 3 * 40);  // the first computed the 10 system blocks, the others shared them
+}
+
 TEST_F(BatchSchedulerTest, CancelFreesBlocksAndOthersContinue) {
   auto e = Load();
   ASSERT_TRUE(e);
