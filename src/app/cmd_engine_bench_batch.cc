@@ -3,6 +3,8 @@
 //   - aggregate decode tokens/s with N concurrent sequences, and its ratio to one sequence;
 //   - time to first token of a request whose system prompt is in the prefix cache, against the
 //     first (cold) request, both while another sequence holds the cached blocks and when idle.
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -32,10 +34,19 @@ constexpr char kBatchUsage[] =
     "  had its first token / the time since then; the ratio is to the latest N=1 point before\n"
     "  it (so 1,16,1,16 pairs measurements on a busy machine). B defaults to max(largest N, 16).\n"
     "  Also one N-token prompt in one pass (the same matrix products as N decode tokens: the\n"
-    "  kernels' ceiling for a batch of N).\n"
+    "  kernels' ceiling for a batch of N). Tokens per CPU-second (process CPU time) are\n"
+    "  printed beside tokens/s: steadier when other work shares the machine.\n"
     "  Prefix cache (S > 0, default 500): A = S-token system prompt + 8 own tokens, cold;\n"
     "  B = same system prompt + 8 other tokens while A is still generating (holding the\n"
     "  blocks); C = the same after A ended. Prints each time to first token and the ratios.\n";
+
+// CPU seconds used by this process (all threads): on a machine shared with other work, tokens per
+// CPU-second tracks what the kernels do far better than wall time.
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
@@ -67,6 +78,7 @@ std::vector<int32_t> RandomTokens(std::mt19937& rng, int n, int n_vocab) {
 struct DecodePoint {
   int concurrency = 0;
   double decode_tps = 0;
+  double decode_tokens_per_cpu_s = 0;  // same tokens over the process's CPU time
   // One sequence's N-token prompt in one pass: the same matrix products as a batch of N decode
   // tokens, so the kernels' ceiling for batched decode at this concurrency.
   double pass_tps = 0;
@@ -105,6 +117,7 @@ Result<DecodePoint> MeasureDecode(engine::BatchScheduler& sched, int n, int prom
   sched.Resume();
   while (first.load() < n) std::this_thread::sleep_for(std::chrono::microseconds(200));
   const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = ProcessCpuSeconds();
   const long tokens0 = total.load();
   double itl = 0, ttft = 0;
   for (auto& h : handles) {
@@ -114,9 +127,12 @@ Result<DecodePoint> MeasureDecode(engine::BatchScheduler& sched, int n, int prom
     ttft += r.timings.first_token_ms;
   }
   const auto t1 = std::chrono::steady_clock::now();
+  const double cpu1 = ProcessCpuSeconds();
   DecodePoint p;
   p.concurrency = n;
   p.decode_tps = static_cast<double>(total.load() - tokens0) * 1000.0 / Ms(t0, t1);
+  p.decode_tokens_per_cpu_s =
+      cpu1 > cpu0 ? static_cast<double>(total.load() - tokens0) / (cpu1 - cpu0) : 0;
   p.mean_itl_ms = itl / n;
   p.mean_ttft_ms = ttft / n;
   return p;
@@ -278,15 +294,22 @@ int RunBatchBench(std::span<const std::string> argv) {
   }
   // Ratios against the latest one-sequence point measured before (else the first one), so
   // "1,16,1,16" pairs each batch with a baseline taken moments earlier on a busy machine.
-  std::vector<double> bases(points.size(), 0);
+  std::vector<double> bases(points.size(), 0), cpu_bases(points.size(), 0);
   {
-    double first = 0, latest = 0;
+    double first = 0, latest = 0, cpu_first = 0, cpu_latest = 0;
     for (const DecodePoint& p : points) {
-      if (p.concurrency == 1 && first == 0) first = p.decode_tps;
+      if (p.concurrency == 1 && first == 0) {
+        first = p.decode_tps;
+        cpu_first = p.decode_tokens_per_cpu_s;
+      }
     }
     for (size_t i = 0; i < points.size(); ++i) {
-      if (points[i].concurrency == 1) latest = points[i].decode_tps;
+      if (points[i].concurrency == 1) {
+        latest = points[i].decode_tps;
+        cpu_latest = points[i].decode_tokens_per_cpu_s;
+      }
       bases[i] = latest > 0 ? latest : first;
+      cpu_bases[i] = cpu_latest > 0 ? cpu_latest : cpu_first;
     }
   }
 
@@ -307,9 +330,11 @@ int RunBatchBench(std::span<const std::string> argv) {
       std::printf(
           "%s{\"concurrency\": %d, \"decode_tokens_per_s\": %.2f, \"ratio_to_1\": %.2f, "
           "\"mean_inter_token_ms\": %.2f, \"mean_first_token_ms\": %.1f, "
-          "\"one_pass_tokens_per_s\": %.2f}",
+          "\"one_pass_tokens_per_s\": %.2f, \"decode_tokens_per_cpu_s\": %.2f, "
+          "\"cpu_ratio_to_1\": %.2f}",
           i ? ", " : "", p.concurrency, p.decode_tps, bases[i] > 0 ? p.decode_tps / bases[i] : 0,
-          p.mean_itl_ms, p.mean_ttft_ms, p.pass_tps);
+          p.mean_itl_ms, p.mean_ttft_ms, p.pass_tps, p.decode_tokens_per_cpu_s,
+          cpu_bases[i] > 0 ? p.decode_tokens_per_cpu_s / cpu_bases[i] : 0);
     }
     std::printf("]");
     if (prefix) {
@@ -329,14 +354,19 @@ int RunBatchBench(std::span<const std::string> argv) {
         "model %s, %lld threads, kernel %s, prompts %lld tokens, %lld generated each, "
         "max_batch_size %d\n",
         model->c_str(), *threads, isa, *prompt_tokens, *gen_tokens, config.max_batch_size);
-    std::printf("%12s %16s %10s %14s %14s %18s\n", "concurrency", "decode tok/s", "vs 1",
-                "mean ITL ms", "mean TTFT ms", "N-token pass tok/s");
+    std::printf("%12s %13s %7s %12s %7s %12s %13s %13s\n", "concurrency", "decode tok/s", "vs 1",
+                "tok/CPU-s", "vs 1", "mean ITL ms", "mean TTFT ms", "pass tok/s");
     for (size_t i = 0; i < points.size(); ++i) {
       const DecodePoint& p = points[i];
-      std::printf("%12d %16.2f %9.2fx %14.2f %14.1f %18.2f\n", p.concurrency, p.decode_tps,
-                  bases[i] > 0 ? p.decode_tps / bases[i] : 0, p.mean_itl_ms, p.mean_ttft_ms,
-                  p.pass_tps);
+      std::printf("%12d %13.2f %6.2fx %12.2f %6.2fx %12.2f %13.1f %13.2f\n", p.concurrency,
+                  p.decode_tps, bases[i] > 0 ? p.decode_tps / bases[i] : 0,
+                  p.decode_tokens_per_cpu_s,
+                  cpu_bases[i] > 0 ? p.decode_tokens_per_cpu_s / cpu_bases[i] : 0, p.mean_itl_ms,
+                  p.mean_ttft_ms, p.pass_tps);
     }
+    std::printf(
+        "(tok/CPU-s: the same tokens over this process's CPU time, steadier than wall time on a "
+        "shared machine)\n");
     std::printf(
         "(N-token pass: one sequence's N-token prompt in one forward pass, the same "
         "matrix products as N decode tokens: the kernels' ceiling for batch N)\n");
