@@ -2,6 +2,7 @@
 //  [--kernel K] [--json]`
 // Measures prefill and decode speed of the engine on MODEL, and the machine's read bandwidth in
 // the same run, so decode can be judged against the memory-bus limit.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -14,6 +15,10 @@
 #include "engine/matmul.h"
 
 namespace hotline::cli {
+
+// cmd_engine_bench_batch.cc: the batching scheduler's figures (--concurrency).
+int RunBatchBench(std::span<const std::string> argv);
+
 namespace {
 
 constexpr char kUsage[] =
@@ -24,13 +29,18 @@ constexpr char kUsage[] =
     "  Bandwidth: T threads reading a 512 MiB buffer, best of 5 passes, measured in this run.\n"
     "  decode_bandwidth_fraction = weights_bytes x decode tokens/s / bandwidth, where\n"
     "  weights_bytes are the bytes every decode step streams (all matrices; the embedding\n"
-    "  table only when it doubles as the output projection).\n";
+    "  table only when it doubles as the output projection).\n"
+    "  With --concurrency N1,N2,...: batched decode and prefix-cache figures instead\n"
+    "  (`hotline engine bench --concurrency 1 --help` for its options).\n";
 
 double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
 int RunBench(std::span<const std::string> argv) {
+  if (std::find(argv.begin(), argv.end(), "--concurrency") != argv.end()) {
+    return RunBatchBench(argv);
+  }
   auto args = Args::Parse(argv, {"-m", "--model", "--threads", "--prompt-tokens", "--gen-tokens",
                                  "--kernel"});
   if (!args.ok()) return UsageError(args.status().message(), kUsage);

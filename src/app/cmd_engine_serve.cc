@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -61,6 +62,10 @@ int RunEngineServe(std::span<const std::string> argv) {
   if (*port >= 0) cfg.server.port = static_cast<int>(*port);
   if (*threads > 0) cfg.llm.engine.engine.threads = static_cast<int>(*threads);
   cfg.llm.backend = "engine";
+  // Each streaming request blocks a worker in Generate; fewer workers than batch slots would cap
+  // how many requests the batching scheduler ever sees at once.
+  cfg.server.worker_threads =
+      std::max(cfg.server.worker_threads, cfg.llm.engine.engine.max_batch_size + 4);
   if (cfg.server.openai.model_id.empty()) {  // clients name models by id, not by local path
     cfg.server.openai.model_id = std::filesystem::path(cfg.llm.engine.engine.model_path).stem();
   }

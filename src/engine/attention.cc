@@ -51,13 +51,23 @@ void AttendGroup(const AttentionArgs& a, int token, int kv_head, Scratch& sc) {
   sc.m.assign(static_cast<size_t>(group), -std::numeric_limits<float>::infinity());
   sc.l.assign(static_cast<size_t>(group), 0.f);
 
+  // Block pointers are looked up once per block (a paged cache resolves them through a block
+  // table), not once per position.
+  int cur_block = -1;
+  const uint8_t* kb = nullptr;
+  const uint8_t* vb = nullptr;
   for (int j0 = 0; j0 < n; j0 += kAttentionChunk) {
     const int c = std::min(kAttentionChunk, n - j0);
     for (int j = 0; j < c; ++j) {
       const int pos = j0 + j;
+      if (pos / bt != cur_block) {
+        cur_block = pos / bt;
+        kb = a.kv->KBlock(a.layer, seq, cur_block);
+        vb = a.kv->VBlock(a.layer, seq, cur_block);
+      }
       const int64_t off = (pos % bt) * row_bytes + head_off;
-      KvRowToFloat(type, a.kv->KBlock(a.layer, seq, pos / bt) + off, &sc.k[size_t(j) * hd], hd);
-      KvRowToFloat(type, a.kv->VBlock(a.layer, seq, pos / bt) + off, &sc.v[size_t(j) * hd], hd);
+      KvRowToFloat(type, kb + off, &sc.k[size_t(j) * hd], hd);
+      KvRowToFloat(type, vb + off, &sc.v[size_t(j) * hd], hd);
     }
     for (int g = 0; g < group; ++g) {
       const float* qg = q + int64_t{g} * hd;

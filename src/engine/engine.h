@@ -11,8 +11,8 @@
 // `max_tokens`, an end-of-generation token of the model (EOS, end-of-turn), a callback returning
 // false, cancellation, or max_seq_len.
 //
-// Threads: an Engine is driven by one thread at a time (the caller's, or later the batching
-// scheduler's); its compute threads are internal. The only call safe from other threads is setting
+// Threads: an Engine is driven by one thread at a time (the caller's, or a BatchScheduler's, which
+// then owns it: batch_scheduler.h); its compute threads are internal. The only call safe from other threads is setting
 // the `cancel` flag passed to Generate (checked before every token).
 // Blocking: Load, Feed and Generate block while they compute.
 #pragma once
@@ -49,16 +49,26 @@ struct EngineConfig {
   // head_dim % 32 == 0), f32 (reference, double the memory).
   std::string kv_type = "f16";
   // Tokens per KV block. Larger blocks mean fewer allocations; smaller ones waste less memory on
-  // short sequences.
-  int kv_block_tokens = 256;
+  // short sequences and let the batching scheduler's prefix cache share more (it shares whole
+  // blocks: a 500-token system prompt reuses 496 tokens with 16-token blocks).
+  int kv_block_tokens = 16;
   // Upper bound on KV memory over all sequences in bytes (0 = unlimited). Requests that would
-  // pass it fail with ResourceExhausted instead of exhausting the machine.
+  // pass it fail with ResourceExhausted instead of exhausting the machine. The batching
+  // scheduler allocates exactly this much as its block pool (0 = enough for max_batch_size
+  // sequences of max_seq_len); when it runs out, the lowest-priority sequence is preempted.
   uint64_t kv_cache_bytes = 0;
   // Prompt tokens per forward pass during prefill. Larger batches use the weights better; smaller
   // ones bound the activation memory and the time one pass holds the engine.
   int max_batch_tokens = 512;
   // Kernel instruction set: auto, avx512, avxvnni, avx2, scalar (for comparisons and debugging).
   std::string kernel = "auto";
+  // Batching scheduler: sequences per forward pass. Decode streams every weight once per pass
+  // whatever the batch, so more sequences raise aggregate tokens/s until compute, not memory,
+  // is the limit; each also slows every pass a little (inter-token latency).
+  int max_batch_size = 16;
+  // Batching scheduler: tokens per forward pass (one per decoding sequence plus prompt chunks).
+  // Larger prefills faster; smaller bounds how long a long prompt stalls the running streams.
+  int max_num_batched_tokens = 512;
 
   template <class V>
   void Visit(V& v) {
@@ -70,6 +80,9 @@ struct EngineConfig {
     v.Field("kv_cache_bytes", kv_cache_bytes, "KV cache memory budget in bytes (0 = unlimited)");
     v.Field("max_batch_tokens", max_batch_tokens, "Prompt tokens per forward pass");
     v.Field("kernel", kernel, "Kernel path: auto, avx512, avxvnni, avx2, scalar");
+    v.Field("max_batch_size", max_batch_size, "Sequences per batched forward pass");
+    v.Field("max_num_batched_tokens", max_num_batched_tokens,
+            "Tokens per batched forward pass (decode tokens + prompt chunks)");
   }
   Status Validate() const;
 };
@@ -114,6 +127,8 @@ class Engine {
   const EngineConfig& config() const { return config_; }
   int max_seq_len() const { return max_seq_len_; }
   const KvCache& kv_cache() const { return *kv_; }
+  // The compute threads (for a BatchScheduler, which then drives them instead of this Engine).
+  ComputePool& compute_pool() { return *pool_; }
   // Tokens that end generation (EOS, end-of-turn) as the file names them.
   const std::vector<int32_t>& stop_tokens() const { return stop_tokens_; }
 

@@ -26,9 +26,9 @@ struct LlmEngineConfig {
   // Chat prompt format: "auto" reads the model file's template; chatml, llama3, llama2, phi3
   // force one (for files without a template). A wrong format gives fluent but worse answers.
   std::string chat_template = "auto";
-  // Engine sequences kept with their tokens for prompt-prefix reuse (least recently used is
-  // dropped). More serves more concurrent conversations from cache at max_seq_len KV rows each
-  // (bounded by engine.kv_cache_bytes); 1 still serves one caller's turn after turn.
+  // No longer used: prompt-prefix reuse is the batching scheduler's block-level prefix cache,
+  // bounded by engine.kv_cache_bytes (least recently used blocks are reused first). Accepted
+  // (and validated) so existing configuration files keep loading.
   int prefix_cache_sequences = 4;
   // Requests waiting for the engine at most; more fail at once with ResourceExhausted. A full
   // queue means callers would wait seconds anyway: failing fast lets the answerer fall back.
@@ -39,7 +39,7 @@ struct LlmEngineConfig {
     engine.Visit(v);  // the engine's keys sit directly in llm.engine
     v.Field("chat_template", chat_template, "Chat prompt format: auto, chatml, llama3, llama2, phi3");
     v.Field("prefix_cache_sequences", prefix_cache_sequences,
-            "Engine sequences kept for prompt-prefix reuse");
+            "Unused (prefix reuse is block-level, bounded by kv_cache_bytes)");
     v.Field("max_queue", max_queue, "Requests waiting for the engine at most");
   }
   Status Validate() const;

@@ -1,24 +1,29 @@
 // EngineLanguageModel: the embedded backend ("engine"): an engine::Engine in this process, behind
 // the LanguageModel interface.
 //
-// Scheduling: the Engine is single-threaded, so one scheduler thread owns it (and its tokenizer
-// state, sequences and prefix cache) and serves a queue ordered by (priority, deadline, arrival);
-// prefetch jobs are background work behind every caller. Generate renders and tokenizes the
-// messages on the calling thread, queues the request and blocks until it is done. Text deltas are
-// produced on the scheduler thread and handed to `on_text` on the calling thread, so a slow
-// consumer never stalls the engine (it only lets deltas pile up, at most max_tokens of them).
+// Scheduling: the Engine is driven by an engine::BatchScheduler (one owner thread, continuous
+// batching): every Generate and Prefetch becomes a request of the scheduler, so concurrent calls
+// share each forward pass over the weights (decode tokens of running answers and chunks of new
+// prompts in one pass, up to engine.max_batch_size sequences). Requests are ordered by
+// (priority, deadline, arrival): priority first, then GenerateRequest::deadline, handed to the
+// scheduler as a deadline hint; prefetch jobs (kPrefetchPriority) come after every caller and are
+// preempted when a caller needs their slot or KV blocks. Generate renders and tokenizes the
+// messages on the calling thread, submits, and blocks until done. Text deltas are produced on
+// the scheduler thread and handed to `on_text` on the calling thread, so a slow consumer never
+// stalls the engine (it only lets deltas pile up, at most max_tokens of them).
 //
-// Prefix reuse: up to `prefix_cache_sequences` engine sequences are kept with the tokens they
-// hold. A request takes the sequence sharing the longest common prefix with its prompt, truncates
-// it to that prefix and feeds only the rest (GenerateStats::cached_prompt_tokens says how many
-// were reused). A conversation's next turn therefore pays only for the new turn, and a Prefetch()
-// of the messages so far (while the caller is still talking) makes the final request pay only for
-// its last few tokens. Greedy output with reuse is identical to a cold run (the KV cache rows of a
-// position do not depend on what followed it).
+// Prefix reuse: the scheduler's paged KV cache keeps every full block of computed tokens
+// (engine.kv_block_tokens each) keyed by its prefix, in an LRU bounded by engine.kv_cache_bytes.
+// A request reuses the longest cached run of whole blocks of its prompt, even while another
+// request still holds those blocks (GenerateStats::cached_prompt_tokens says how many tokens). A
+// conversation's next turn therefore pays only for the new turn (plus at most one partial
+// block), and a Prefetch() of the messages so far makes the final request pay only for its last
+// few tokens. Greedy output with reuse is identical to a cold run (the KV rows of a position do
+// not depend on what followed it).
 //
-// Cancellation: a raised CancelToken removes a queued request from the queue (noticed within
-// kPollMs) or ends a running one at its next token (or next prefill pass); both finish with
-// FinishReason::kCancelled, not an error.
+// Cancellation: a raised CancelToken removes a queued request at once (noticed within kPollMs)
+// or ends a running one at the scheduler's next step, which frees its KV blocks; both finish
+// with FinishReason::kCancelled, not an error.
 //
 // Threads: Generate/Prefetch/CountTokens/name from any number of threads. REQUIRES: no call in
 // flight when the object is destroyed; the destructor fails requests still queued (Unavailable)
@@ -27,14 +32,13 @@
 // complete; Prefetch only queues.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "engine/batch_scheduler.h"
 #include "engine/chat_template.h"
 #include "engine/engine.h"
 #include "engine/tokenizer.h"
@@ -80,52 +84,30 @@ class EngineLanguageModel final : public LanguageModel {
     uint64_t prefilled_tokens = 0;  // prompt tokens computed
   };
   Counters counters() const;
+  // The batching scheduler's gauges (queue, batch, KV blocks, prefix hits) for /metrics.
+  engine::SchedulerStats scheduler_stats() const { return batch_->stats(); }
 
   struct Job;
 
  private:
   EngineLanguageModel() = default;
-  void SchedulerLoop();
-  void RunGenerate(Job& job);
-  void RunPrefetch(Job& job);
-  // Picks (and truncates) the cached sequence to feed `prompt` into; *reused = tokens kept.
-  // `keep_last` leaves at least one prompt token unfed (Generate needs one).
-  Result<int> AcquireSequence(const std::vector<int32_t>& prompt, bool keep_last, int* reused);
-  // Feeds prompt[from, to) into `seq` in passes of max_batch_tokens. Stops early (OK, *fed short)
-  // when `stop()` says so between passes.
-  template <class StopFn>
-  Status FeedRange(int seq, const std::vector<int32_t>& prompt, size_t from, size_t to,
-                   StopFn stop, size_t* fed);
-  void Touch(int seq);
-  // With a KV budget: frees idle cached sequences (LRU first, never `seq`) until `seq` can grow
-  // to n_tokens.
-  void MakeRoom(int seq, int n_tokens);
-  Status Enqueue(const std::shared_ptr<Job>& job);
+  // Registers `job` as queued (superseding older prefetches it extends) and submits it.
+  Status Enqueue(const std::shared_ptr<Job>& job, engine::BatchRequest request);
   void Deliver(Job& job, std::string text);
+  // Scheduler thread: the request ended.
+  void OnDone(const std::shared_ptr<Job>& job, const engine::BatchResult& r);
 
   LlmEngineConfig config_;
   std::unique_ptr<engine::Engine> engine_;
   std::shared_ptr<const engine::Tokenizer> tokenizer_;
   std::unique_ptr<engine::ChatTemplate> template_;
-  std::vector<int32_t> stop_tokens_;
-
-  // Scheduler-thread state: the prefix cache (sequence id -> last use tick).
-  struct CachedSequence {
-    int seq = 0;
-    uint64_t last_used = 0;
-  };
-  std::vector<CachedSequence> cached_;
-  uint64_t tick_ = 0;
+  // Declared after engine_: destroyed (and joined) before the Engine it drives.
+  std::unique_ptr<engine::BatchScheduler> batch_;
 
   // Shared state, under mu_.
   mutable std::mutex mu_;
-  std::condition_variable queue_cv_;
-  std::vector<std::shared_ptr<Job>> queue_;
-  uint64_t next_arrival_ = 0;
-  bool stopping_ = false;
-  bool paused_ = false;
+  std::vector<std::shared_ptr<Job>> queued_;  // submitted, not yet admitted
   Counters counters_;
-  std::thread scheduler_;
 };
 
 }  // namespace hotline::llm

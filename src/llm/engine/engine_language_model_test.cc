@@ -269,11 +269,14 @@ TEST_F(EngineLmTest, PrefixReuseMatchesColdRunAndReportsCachedTokens) {
   ASSERT_TRUE(a.stats.ok());
   EXPECT_EQ(a.stats->cached_prompt_tokens, 0);
 
-  // The same request again: everything but the last prompt token is reused.
+  // The same request again: every whole KV block before the last prompt token is reused (the
+  // prefix cache shares blocks of kv_block_tokens).
+  const int bt = Config(stories_).engine.kv_block_tokens;
+  auto whole_blocks = [bt](int n) { return n / bt * bt; };
   LmRun again = Gen(*warm, turn1);
   ASSERT_TRUE(again.stats.ok());
   EXPECT_EQ(again.text, a.text);
-  EXPECT_EQ(again.stats->cached_prompt_tokens, again.stats->prompt_tokens - 1);
+  EXPECT_EQ(again.stats->cached_prompt_tokens, whole_blocks(again.stats->prompt_tokens - 1));
 
   // The conversation's next turn: the first turn's tokens are reused.
   GenerateRequest turn2 = turn1;
@@ -282,7 +285,7 @@ TEST_F(EngineLmTest, PrefixReuseMatchesColdRunAndReportsCachedTokens) {
   LmRun b = Gen(*warm, turn2);
   ASSERT_TRUE(b.stats.ok());
   const int turn1_tokens = a.stats->prompt_tokens;
-  EXPECT_GE(b.stats->cached_prompt_tokens, turn1_tokens - 1);
+  EXPECT_GE(b.stats->cached_prompt_tokens, whole_blocks(turn1_tokens - 1));
   EXPECT_LT(b.stats->cached_prompt_tokens, b.stats->prompt_tokens);
 
   auto cold = Make(Config(stories_));
@@ -331,7 +334,10 @@ TEST_F(EngineLmTest, PrefetchFeedsThePrefixTheFinalRequestReuses) {
   LmRun warm = Gen(*lm, req);
   ASSERT_TRUE(warm.stats.ok());
   const int prefix = static_cast<int>(lm->EncodeMessages(req.messages, false)->size());
-  EXPECT_GE(warm.stats->cached_prompt_tokens, std::min(prefix, warm.stats->prompt_tokens - 1));
+  const int bt = Config(stories_).engine.kv_block_tokens;  // whole blocks are shared
+  EXPECT_GE(warm.stats->cached_prompt_tokens,
+            std::min(prefix, warm.stats->prompt_tokens - 1) / bt * bt);
+  EXPECT_GT(warm.stats->cached_prompt_tokens, 0);
 
   auto cold = Make(Config(stories_));
   ASSERT_TRUE(cold);
@@ -374,6 +380,10 @@ TEST_F(EngineLmTest, ConcurrentCallsFromFourThreadsAllComplete) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), 12);
   EXPECT_EQ(lm->counters().requests, 12u);
+  // The calls shared forward passes (continuous batching), and left no KV blocks held.
+  const engine::SchedulerStats st = lm->scheduler_stats();
+  EXPECT_GE(st.max_batch_sequences, 2);
+  EXPECT_EQ(st.kv_blocks_in_use, 0);
 }
 
 TEST_F(EngineLmTest, IdleCachedConversationsGiveWayWhenTheKvBudgetIsFull) {

@@ -1,0 +1,591 @@
+#include "engine/batch_scheduler.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "common/log.h"
+#include "common/metrics.h"
+
+namespace hotline::engine {
+
+struct RequestHandle::Wake {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool cancel_pending = false;  // under mu: a handle was cancelled since the last look
+};
+
+struct BatchScheduler::Seq {
+  explicit Seq(BatchRequest r) : req(std::move(r)), sampler(req.sampling) {}
+
+  std::shared_ptr<RequestHandle> handle;
+  BatchRequest req;
+  Sampler sampler;
+  // Prompt followed by every generated token handed out; positions [0, n_computed) are in the
+  // KV cache. The last generated token is computed by the next step (it gives the next logits).
+  std::vector<int32_t> tokens;
+  int n_computed = 0;
+  int id = -1;  // KV cache sequence of the current admission
+  int priority = 0;
+  Clock::time_point deadline = Clock::time_point::max();
+  uint64_t arrival = 0;
+  Clock::time_point submitted, admitted_at, last_token;
+  bool ever_admitted = false;
+  bool prompt_done = false;
+  bool finished = false;
+  bool preempted = false;  // this step: move back to waiting_
+  int chunk = 0;           // positions packed this step
+  double itl_sum_ms = 0;
+  int itl_n = 0;
+  BatchResult result;
+};
+
+namespace {
+
+double Ms(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+template <class S>
+bool Before(const S& a, const S& b) {
+  if (a.priority != b.priority) return a.priority < b.priority;
+  if (a.deadline != b.deadline) return a.deadline < b.deadline;
+  return a.arrival < b.arrival;
+}
+
+// Process-wide gauges of the batching scheduler on /metrics (one engine per process; with several
+// schedulers, as in tests, the gauges show the last one to publish).
+struct EngineMetrics {
+  Gauge& waiting;
+  Gauge& running;
+  Gauge& kv_blocks_total;
+  Gauge& kv_blocks_in_use;
+  Gauge& kv_blocks_cached;
+  Counter& prefix_hit_tokens;
+  Counter& preemptions;
+  Counter& generated_tokens;
+  Counter& steps;
+  Histogram& batch_sequences;
+  Histogram& batch_tokens;
+  Histogram& first_token_s;
+  Histogram& inter_token_s;
+  static EngineMetrics& Get() {
+    MetricsRegistry& r = MetricsRegistry::Global();
+    static EngineMetrics m{
+        r.GetGauge("hotline_engine_queue_depth", "Requests waiting for a batch slot"),
+        r.GetGauge("hotline_engine_running_sequences", "Sequences in the running batch"),
+        r.GetGauge("hotline_engine_kv_blocks_total", "KV cache blocks in the pool"),
+        r.GetGauge("hotline_engine_kv_blocks_in_use", "KV cache blocks held by sequences"),
+        r.GetGauge("hotline_engine_kv_blocks_cached", "KV cache blocks in the prefix cache"),
+        r.GetCounter("hotline_engine_prefix_hit_tokens_total",
+                     "Prompt tokens served from the prefix cache"),
+        r.GetCounter("hotline_engine_preemptions_total",
+                     "Sequences preempted for KV blocks or a batch slot"),
+        r.GetCounter("hotline_engine_generated_tokens_total", "Tokens generated"),
+        r.GetCounter("hotline_engine_steps_total", "Batched forward passes"),
+        r.GetHistogram("hotline_engine_batch_sequences", "Sequences per forward pass",
+                       PowersOfTwoBuckets(1024)),
+        r.GetHistogram("hotline_engine_batch_tokens", "Tokens per forward pass",
+                       PowersOfTwoBuckets(65536)),
+        r.GetHistogram("hotline_engine_first_token_seconds", "Submit to first token",
+                       LatencyBucketsSeconds()),
+        r.GetHistogram("hotline_engine_inter_token_seconds", "Time between two tokens of a request",
+                       LatencyBucketsSeconds()),
+    };
+    return m;
+  }
+};
+
+}  // namespace
+
+BatchSchedulerConfig BatchSchedulerConfig::FromEngine(const EngineConfig& c) {
+  BatchSchedulerConfig b;
+  b.max_batch_size = c.max_batch_size;
+  b.max_num_batched_tokens = c.max_num_batched_tokens;
+  b.kv_block_tokens = c.kv_block_tokens;
+  b.kv_cache_bytes = c.kv_cache_bytes;
+  return b;
+}
+
+Status BatchSchedulerConfig::Validate() const {
+  if (max_batch_size < 1 || max_batch_size > 1024) {
+    return InvalidArgumentError("max_batch_size must be in [1, 1024]");
+  }
+  if (max_num_batched_tokens < max_batch_size || max_num_batched_tokens > 65536) {
+    return InvalidArgumentError("max_num_batched_tokens must be in [max_batch_size, 65536]");
+  }
+  if (kv_block_tokens < 1 || kv_block_tokens > 65536) {
+    return InvalidArgumentError("kv_block_tokens must be in [1, 65536]");
+  }
+  if (max_queue < 1) return InvalidArgumentError("max_queue must be positive");
+  return Status::Ok();
+}
+
+void RequestHandle::Cancel() {
+  if (cancel_.exchange(true)) return;
+  if (wake_) {
+    {
+      std::lock_guard<std::mutex> lock(wake_->mu);
+      wake_->cancel_pending = true;
+    }
+    wake_->cv.notify_all();
+  }
+}
+
+bool RequestHandle::done() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return done_;
+}
+
+BatchResult RequestHandle::Wait() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return done_; });
+  return result_;
+}
+
+bool RequestHandle::WaitFor(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return done_; });
+}
+
+BatchScheduler::BatchScheduler(Engine& engine, const BatchSchedulerConfig& config)
+    : engine_(engine),
+      config_(config),
+      max_seq_len_(engine.max_seq_len()),
+      forward_(engine.model(), engine.compute_pool()),
+      wake_(std::make_shared<RequestHandle::Wake>()) {}
+
+Result<std::unique_ptr<BatchScheduler>> BatchScheduler::Create(Engine& engine,
+                                                               const BatchSchedulerConfig& config) {
+  RETURN_IF_ERROR(config.Validate());
+  std::unique_ptr<BatchScheduler> s(new BatchScheduler(engine, config));
+  const ModelHParams& hp = engine.model().hparams();
+  ASSIGN_OR_RETURN(KvType kv_type, ParseKvType(engine.config().kv_type));
+  const KvLayout layout{hp.n_layer, hp.n_head_kv, hp.head_dim, kv_type};
+  uint64_t bytes = config.kv_cache_bytes;
+  if (bytes == 0) {
+    const uint64_t block_bytes = uint64_t(layout.row_bytes()) * uint64_t(config.kv_block_tokens) *
+                                 2 * uint64_t(layout.n_layer);
+    const uint64_t blocks_per_seq =
+        uint64_t((s->max_seq_len_ + config.kv_block_tokens - 1) / config.kv_block_tokens);
+    bytes = block_bytes * blocks_per_seq * uint64_t(config.max_batch_size);
+  }
+  ASSIGN_OR_RETURN(s->kv_,
+                   PagedKvCache::Create(layout, config.kv_block_tokens, s->max_seq_len_, bytes));
+  s->Publish();
+  HLOG_INFO(
+      "engine: batching up to {} sequences / {} tokens per pass, KV pool {} blocks of {} "
+      "tokens ({:.1f} MB)",
+      config.max_batch_size, config.max_num_batched_tokens, s->kv_->total_blocks(),
+      config.kv_block_tokens,
+      static_cast<double>(s->kv_->block_bytes()) * s->kv_->total_blocks() / 1e6);
+  s->thread_ = std::thread([p = s.get()] { p->Loop(); });
+  return s;
+}
+
+BatchScheduler::~BatchScheduler() {
+  {
+    std::lock_guard<std::mutex> lock(wake_->mu);
+    stopping_ = true;
+  }
+  wake_->cv.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Result<std::shared_ptr<RequestHandle>> BatchScheduler::Submit(BatchRequest request) {
+  if (request.prompt.empty()) return InvalidArgumentError("a request needs at least one token");
+  const int n_vocab = engine_.model().hparams().n_vocab;
+  for (int32_t t : request.prompt) {
+    if (t < 0 || t >= n_vocab) {
+      return InvalidArgumentError("prompt token " + std::to_string(t) +
+                                  " is outside the vocabulary [0, " + std::to_string(n_vocab) +
+                                  ")");
+    }
+  }
+  if (request.prompt.size() > static_cast<size_t>(max_seq_len_)) {
+    return InvalidArgumentError("the prompt has " + std::to_string(request.prompt.size()) +
+                                " tokens, more than max_seq_len " + std::to_string(max_seq_len_) +
+                                "; shorten it (keep the system prompt and the latest turns)");
+  }
+  if (!request.prefill_only) RETURN_IF_ERROR(request.sampling.Validate());
+  const int64_t prompt_blocks =
+      (int64_t(request.prompt.size()) + config_.kv_block_tokens - 1) / config_.kv_block_tokens;
+  if (prompt_blocks > kv_->total_blocks()) {  // total_blocks is fixed at creation
+    return ResourceExhaustedError("the prompt needs " + std::to_string(prompt_blocks) +
+                                  " KV blocks, the pool has " +
+                                  std::to_string(kv_->total_blocks()) + "; raise kv_cache_bytes");
+  }
+  auto seq = std::make_unique<Seq>(std::move(request));
+  seq->handle = std::make_shared<RequestHandle>();
+  seq->handle->wake_ = wake_;
+  seq->tokens = seq->req.prompt;
+  seq->priority = seq->req.priority;
+  seq->submitted = Clock::now();
+  if (seq->req.deadline_hint_ms >= 0) {
+    seq->deadline = seq->submitted + std::chrono::milliseconds(seq->req.deadline_hint_ms);
+  }
+  seq->result.timings.prompt_tokens = static_cast<int>(seq->tokens.size());
+  std::shared_ptr<RequestHandle> handle = seq->handle;
+  {
+    std::lock_guard<std::mutex> lock(wake_->mu);
+    if (stopping_) return UnavailableError("the engine scheduler is shutting down");
+    if (incoming_.size() + size_t(stats_.waiting) >= size_t(config_.max_queue)) {
+      return ResourceExhaustedError("the engine has " +
+                                    std::to_string(incoming_.size() + size_t(stats_.waiting)) +
+                                    " requests waiting; try again later");
+    }
+    seq->arrival = next_arrival_++;
+    incoming_.push_back(std::move(seq));
+  }
+  wake_->cv.notify_all();
+  return handle;
+}
+
+void BatchScheduler::Pause() {
+  std::lock_guard<std::mutex> lock(wake_->mu);
+  paused_ = true;
+}
+
+void BatchScheduler::Resume() {
+  {
+    std::lock_guard<std::mutex> lock(wake_->mu);
+    paused_ = false;
+  }
+  wake_->cv.notify_all();
+}
+
+SchedulerStats BatchScheduler::stats() const {
+  std::lock_guard<std::mutex> lock(wake_->mu);
+  SchedulerStats s = stats_;
+  s.waiting += static_cast<int>(incoming_.size());
+  return s;
+}
+
+void BatchScheduler::Publish() {
+  SchedulerStats s;
+  s.waiting = static_cast<int>(waiting_.size());
+  s.running = static_cast<int>(running_.size());
+  s.kv_blocks_total = kv_->total_blocks();
+  s.kv_blocks_in_use = kv_->blocks_in_use();
+  s.kv_blocks_cached = kv_->cached_blocks();
+  s.prefix_hit_tokens = kv_->prefix_hit_tokens();
+  s.steps = steps_;
+  s.batched_tokens = batched_tokens_;
+  s.preemptions = preemptions_;
+  s.last_batch_sequences = last_batch_sequences_;
+  s.max_batch_sequences = max_batch_sequences_;
+  EngineMetrics& m = EngineMetrics::Get();
+  m.running.Set(s.running);
+  m.kv_blocks_total.Set(s.kv_blocks_total);
+  m.kv_blocks_in_use.Set(s.kv_blocks_in_use);
+  m.kv_blocks_cached.Set(s.kv_blocks_cached);
+  m.prefix_hit_tokens.Increment(s.prefix_hit_tokens - published_.prefix_hit_tokens);
+  m.preemptions.Increment(s.preemptions - published_.preemptions);
+  m.steps.Increment(s.steps - published_.steps);
+  published_ = s;
+  std::lock_guard<std::mutex> lock(wake_->mu);
+  stats_ = s;
+  m.waiting.Set(s.waiting + static_cast<double>(incoming_.size()));
+}
+
+void BatchScheduler::Loop() {
+  for (;;) {
+    bool paused = false;
+    {
+      std::unique_lock<std::mutex> lock(wake_->mu);
+      wake_->cv.wait(lock, [&] {
+        return stopping_ || wake_->cancel_pending || !incoming_.empty() || !running_.empty() ||
+               (!paused_ && !waiting_.empty());
+      });
+      wake_->cancel_pending = false;
+      for (auto& s : incoming_) waiting_.push_back(std::move(s));
+      incoming_.clear();
+      paused = paused_;
+      if (stopping_) break;
+    }
+    Step(paused);
+    Publish();
+    Deliver();
+  }
+  const Status down = UnavailableError("the engine scheduler is shutting down");
+  for (auto& s : running_) Finish(*s, FinishReason::kCancelled, down);
+  for (auto& s : waiting_) Finish(*s, FinishReason::kCancelled, down);
+  running_.clear();
+  waiting_.clear();
+  Publish();
+  Deliver();
+}
+
+void BatchScheduler::Admit(Seq& s) {
+  s.id = next_seq_id_++;
+  const int max_attach = s.req.prefill_only ? static_cast<int>(s.tokens.size())
+                                            : static_cast<int>(s.tokens.size()) - 1;
+  s.n_computed = kv_->AttachCachedPrefix(s.id, s.tokens, max_attach);
+  if (!s.ever_admitted) {
+    s.ever_admitted = true;
+    s.admitted_at = Clock::now();
+    s.result.timings.queue_ms = Ms(s.admitted_at - s.submitted);
+    s.result.timings.cached_prompt_tokens = s.n_computed;
+    if (s.req.on_admit) s.req.on_admit();
+  }
+}
+
+bool BatchScheduler::WaitsForSharedPrefix(const Seq& w) const {
+  // Requests that arrive together with the same system prompt would each compute it: the first
+  // computes it, the others wait for its blocks to enter the prefix cache and share them.
+  const int bt = config_.kv_block_tokens;
+  const size_t limit = w.req.prefill_only ? w.tokens.size() : w.tokens.size() - 1;
+  int cached = -1;  // computed on demand
+  for (const auto& rp : running_) {
+    const Seq& r = *rp;
+    if (r.n_computed >= static_cast<int>(r.tokens.size()) - 1) continue;  // not prefilling
+    const size_t n = std::min(limit, r.tokens.size());
+    size_t lcp = 0;
+    while (lcp < n && w.tokens[lcp] == r.tokens[lcp]) ++lcp;
+    const int shared = static_cast<int>(lcp) / bt * bt;
+    if (shared == 0 || r.n_computed >= shared) continue;
+    if (cached < 0) cached = kv_->CachedPrefixTokens(w.tokens, static_cast<int>(limit));
+    if (shared > cached) return true;
+  }
+  return false;
+}
+
+void BatchScheduler::Preempt(Seq& s) {
+  kv_->RemoveSequence(s.id);
+  s.id = -1;
+  s.n_computed = 0;
+  s.preempted = true;
+  ++s.result.timings.preemptions;
+  ++preemptions_;
+}
+
+void BatchScheduler::Finish(Seq& s, FinishReason reason, Status status) {
+  if (s.finished) return;
+  s.finished = true;
+  if (s.id >= 0) kv_->RemoveSequence(s.id);
+  s.id = -1;
+  BatchResult& r = s.result;
+  r.finish = reason;
+  r.status = std::move(status);
+  r.timings.generated_tokens = static_cast<int>(r.tokens.size());
+  r.timings.total_ms = Ms(Clock::now() - s.submitted);
+  if (s.itl_n > 0) r.timings.inter_token_ms_mean = s.itl_sum_ms / s.itl_n;
+  // Completion is announced after the step's stats are published (Deliver), so a caller that
+  // sees its request done also sees its blocks freed.
+  done_.push_back({s.handle, std::move(s.req.on_done), std::move(r)});
+}
+
+void BatchScheduler::Deliver() {
+  for (Done& d : done_) {
+    if (d.on_done) d.on_done(d.result);
+    {
+      std::lock_guard<std::mutex> lock(d.handle->mu_);
+      d.handle->result_ = std::move(d.result);
+      d.handle->done_ = true;
+    }
+    d.handle->cv_.notify_all();
+  }
+  done_.clear();
+}
+
+int BatchScheduler::Reserve(Seq& s, int want) {
+  const int bt = config_.kv_block_tokens;
+  for (;;) {
+    const int need = kv_->BlocksNeeded(s.id, s.n_computed + want);
+    if (need <= kv_->allocatable_blocks()) break;
+    // Free the blocks of the lowest-ordered running sequence that is after `s` and not packed.
+    Seq* victim = nullptr;
+    for (auto it = running_.rbegin(); it != running_.rend() && it->get() != &s; ++it) {
+      Seq& v = **it;
+      if (!v.finished && !v.preempted && v.chunk == 0) {
+        victim = &v;
+        break;
+      }
+    }
+    if (victim == nullptr) {
+      // Nobody left to take from: grow as far as the free blocks allow.
+      const int fit = kv_->Capacity(s.id) + kv_->allocatable_blocks() * bt - s.n_computed;
+      want = std::min(want, fit);
+      if (want <= 0) return 0;
+      break;
+    }
+    Preempt(*victim);
+  }
+  if (!kv_->EnsureCapacity(s.id, s.n_computed + want).ok()) return 0;
+  return want;
+}
+
+void BatchScheduler::Step(bool paused) {
+  // Cancellations first: their blocks are free for this step.
+  for (auto* list : {&running_, &waiting_}) {
+    for (auto& s : *list) {
+      if (s->handle->cancel_.load(std::memory_order_relaxed)) Finish(*s, FinishReason::kCancelled);
+    }
+    std::erase_if(*list, [](const auto& s) { return s->finished; });
+  }
+  auto order = [](const std::unique_ptr<Seq>& a, const std::unique_ptr<Seq>& b) {
+    return Before(*a, *b);
+  };
+  std::sort(waiting_.begin(), waiting_.end(), order);
+  std::sort(running_.begin(), running_.end(), order);
+
+  // Admission in order. A better-priority request takes the slot of the lowest running one.
+  const int bt = config_.kv_block_tokens;
+  for (size_t i = 0; !paused && i < waiting_.size();) {
+    Seq& w = *waiting_[i];
+    if (WaitsForSharedPrefix(w)) {
+      ++i;  // admitted once the blocks it shares with a running prompt are computed
+      continue;
+    }
+    if (running_.size() >= size_t(config_.max_batch_size)) {
+      Seq& last = *running_.back();
+      if (w.priority >= last.priority) break;
+      Preempt(last);
+      last.preempted = false;
+      waiting_.push_back(std::move(running_.back()));
+      running_.pop_back();
+    }
+    if (!running_.empty()) {
+      // Admit only what can start without at once preempting others: the uncached part of the
+      // prompt, plus a block of growth for each running sequence.
+      const int cached = kv_->CachedPrefixTokens(w.tokens, static_cast<int>(w.tokens.size()) - 1);
+      const int need = (static_cast<int>(w.tokens.size()) + bt - 1) / bt - cached / bt;
+      if (need > kv_->allocatable_blocks() - static_cast<int>(running_.size())) break;
+    }
+    std::unique_ptr<Seq> s = std::move(waiting_[i]);
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+    Admit(*s);
+    running_.push_back(std::move(s));
+  }
+  std::sort(running_.begin(), running_.end(), order);
+
+  // Packing: decode tokens first (one each, in order), then prompt chunks in order.
+  for (auto& s : running_) s->chunk = 0;
+  int budget = config_.max_num_batched_tokens;
+  for (auto& sp : running_) {
+    Seq& s = *sp;
+    if (s.finished || s.preempted) continue;
+    const int remaining = static_cast<int>(s.tokens.size()) - s.n_computed;
+    if (remaining == 0) {  // a prefetch whose whole prompt was cached
+      Finish(s, FinishReason::kLength);
+      continue;
+    }
+    if (remaining != 1 || budget == 0) continue;
+    s.chunk = Reserve(s, 1);
+    budget -= s.chunk;
+  }
+  for (auto& sp : running_) {
+    Seq& s = *sp;
+    if (budget == 0) break;
+    if (s.finished || s.preempted || s.chunk > 0) continue;
+    const int remaining = static_cast<int>(s.tokens.size()) - s.n_computed;
+    if (remaining <= 1) continue;
+    s.chunk = Reserve(s, std::min(remaining, budget));
+    budget -= s.chunk;
+  }
+
+  batch_.clear();
+  batch_seqs_.clear();
+  logit_seqs_.clear();
+  for (auto& sp : running_) {
+    Seq& s = *sp;
+    if (s.chunk == 0 || s.finished || s.preempted) continue;
+    const int end = s.n_computed + s.chunk;
+    for (int p = s.n_computed; p < end; ++p) {
+      const bool last = p + 1 == static_cast<int>(s.tokens.size()) && !s.req.prefill_only;
+      batch_.push_back(BatchToken{s.tokens[size_t(p)], s.id, p, last});
+      if (last) logit_seqs_.push_back(&s);
+    }
+    batch_seqs_.push_back(&s);
+  }
+
+  if (batch_.empty()) {
+    // Everyone running is stuck for blocks: make room by preempting the lowest one, or fail a
+    // sequence that cannot fit the pool even alone.
+    std::vector<Seq*> active;
+    for (auto& sp : running_) {
+      if (!sp->finished && !sp->preempted) active.push_back(sp.get());
+    }
+    if (active.size() > 1) {
+      Preempt(*active.back());
+    } else if (active.size() == 1) {
+      Finish(*active[0], FinishReason::kContextFull,
+             ResourceExhaustedError("the KV cache pool (" + std::to_string(kv_->total_blocks()) +
+                                    " blocks of " + std::to_string(bt) +
+                                    " tokens) cannot hold this sequence; raise kv_cache_bytes"));
+    }
+  } else {
+    Status st = forward_.Run(batch_, *kv_, &logits_);
+    ++steps_;
+    batched_tokens_ += batch_.size();
+    last_batch_sequences_ = static_cast<int>(batch_seqs_.size());
+    max_batch_sequences_ = std::max(max_batch_sequences_, last_batch_sequences_);
+    EngineMetrics::Get().batch_sequences.Observe(last_batch_sequences_);
+    EngineMetrics::Get().batch_tokens.Observe(static_cast<double>(batch_.size()));
+    if (step_observer_) {
+      step_observer_(last_batch_sequences_, static_cast<int>(batch_.size()));
+    }
+    if (!st.ok()) {
+      HLOG_WARN("engine: batched forward pass failed: {}", st.ToString());
+      for (Seq* s : batch_seqs_) Finish(*s, FinishReason::kCancelled, st);
+    } else {
+      for (Seq* s : batch_seqs_) {
+        s->n_computed += s->chunk;
+        kv_->CommitTokens(s->id, std::span<const int32_t>(s->tokens.data(), size_t(s->n_computed)));
+        if (s->req.prefill_only && s->n_computed == static_cast<int>(s->tokens.size())) {
+          Finish(*s, FinishReason::kLength);
+        }
+      }
+      const size_t n_vocab = size_t(forward_.n_vocab());
+      const auto now = Clock::now();
+      for (size_t i = 0; i < logit_seqs_.size(); ++i) {
+        Seq& s = *logit_seqs_[i];
+        std::span<const float> row(logits_.data() + i * n_vocab, n_vocab);
+        if (!s.prompt_done) {
+          s.prompt_done = true;
+          s.result.timings.prefill_ms = Ms(now - s.admitted_at);
+        }
+        const int32_t tok = s.sampler.Sample(row, s.tokens);
+        const auto& stops = engine_.stop_tokens();
+        if (!s.req.ignore_stop_tokens &&
+            std::find(stops.begin(), stops.end(), tok) != stops.end()) {
+          Finish(s, FinishReason::kStop);
+          continue;
+        }
+        const auto t = Clock::now();
+        EngineMetrics::Get().generated_tokens.Increment();
+        if (s.result.tokens.empty()) {
+          s.result.timings.first_token_ms = Ms(t - s.submitted);
+          EngineMetrics::Get().first_token_s.Observe(s.result.timings.first_token_ms / 1000.0);
+        } else {
+          const double itl = Ms(t - s.last_token);
+          EngineMetrics::Get().inter_token_s.Observe(itl / 1000.0);
+          s.itl_sum_ms += itl;
+          ++s.itl_n;
+          s.result.timings.inter_token_ms_max = std::max(s.result.timings.inter_token_ms_max, itl);
+        }
+        s.last_token = t;
+        s.tokens.push_back(tok);
+        s.result.tokens.push_back(tok);
+        if (s.req.on_token && !s.req.on_token(tok)) {
+          Finish(s, FinishReason::kCallback);
+        } else if (static_cast<int>(s.result.tokens.size()) >= s.req.sampling.max_tokens) {
+          Finish(s, FinishReason::kLength);
+        } else if (s.n_computed >= max_seq_len_) {
+          Finish(s, FinishReason::kContextFull);
+        }
+      }
+    }
+  }
+
+  // Preempted sequences wait again (recomputed when admitted); finished ones leave.
+  for (auto& sp : running_) {
+    if (sp->preempted && !sp->finished) {
+      sp->preempted = false;
+      waiting_.push_back(std::move(sp));
+    }
+  }
+  std::erase_if(running_, [](const auto& s) { return s == nullptr || s->finished; });
+}
+
+}  // namespace hotline::engine

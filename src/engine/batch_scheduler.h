@@ -1,0 +1,245 @@
+// BatchScheduler: continuous batching of many requests over one Engine.
+//
+//   auto sched = BatchScheduler::Create(*engine);
+//   BatchRequest r;  r.prompt = ids;  r.sampling = greedy;  r.deadline_hint_ms = 120;
+//   r.on_token = [&](int32_t t) { ...stream it...; return true; };
+//   auto handle = *sched->Submit(std::move(r));
+//   BatchResult result = handle->Wait();          // or handle->Cancel() from any thread
+//
+// One owner thread runs steps. Each step packs, into ONE ForwardPass::Run (every weight matrix
+// streamed once for all of them):
+//   - the next decode token of every running sequence that has its prompt computed, and
+//   - chunks of pending prompts (prefill), with the tokens left in max_num_batched_tokens,
+// for at most max_batch_size sequences. Requests are ordered by (priority, deadline, arrival):
+// lower `priority` first; then the earliest deadline, where deadline = submit time +
+// deadline_hint_ms ("my caller has N ms of audio queued", so a call waiting for its first word,
+// hint 0, goes first); requests without a hint after those with one. The order decides which
+// waiting requests are admitted, which prompts get the prefill budget first, and who gets KV
+// blocks first.
+//
+// KV memory is a PagedKvCache (blocks of kv_block_tokens from a kv_cache_bytes pool). A new
+// request first takes the longest cached prefix of its prompt (shared blocks, no compute); one
+// whose prompt shares whole blocks with a prompt still being computed waits for them, so
+// requests arriving together with the same system prompt compute it once. When
+// blocks run out, the lowest-ordered running sequence is preempted: its blocks are released (its
+// full blocks stay in the prefix cache) and it goes back to the waiting list with its prompt and
+// the tokens generated so far, to be recomputed when there is room; its output stream continues
+// unchanged. A waiting request of a better `priority` also preempts the lowest running one when
+// all max_batch_size slots are taken. A request that cannot fit the whole pool on its own fails
+// with ResourceExhausted; other sequences are never touched.
+//
+// Cancellation (RequestHandle::Cancel, any thread) ends the request at the next step, frees its
+// blocks there and finishes it with FinishReason::kCancelled.
+//
+// max_seq_len: a prompt longer than the engine's max_seq_len is refused by Submit
+// (InvalidArgument, with the lengths); generation stops with kContextFull when the sequence
+// reaches it.
+//
+// Metrics (process-wide, on /metrics): hotline_engine_queue_depth, _running_sequences,
+// _kv_blocks_{total,in_use,cached}, _prefix_hit_tokens_total, _preemptions_total,
+// _generated_tokens_total (rate = tokens/s), _steps_total, and histograms _batch_sequences,
+// _batch_tokens, _first_token_seconds, _inter_token_seconds.
+//
+// Threads: Submit, stats, Pause/Resume and handles from any thread. Callbacks (on_token,
+// on_done) run on the scheduler thread between steps: they must be quick and must not call back
+// into the scheduler except RequestHandle::Cancel. The Engine must not be used by anyone else
+// while a scheduler exists (they share its compute threads). The destructor fails waiting and
+// running requests with Unavailable and joins the thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/status.h"
+#include "engine/engine.h"
+#include "engine/paged_kv_cache.h"
+#include "engine/sampler.h"
+
+namespace hotline::engine {
+
+struct BatchSchedulerConfig {
+  // Sequences in one forward pass (decoding and prefilling together).
+  int max_batch_size = 16;
+  // Tokens in one forward pass: one per decoding sequence plus prompt chunks. Larger speeds up
+  // prefill; smaller bounds how long one step delays every running stream (inter-token latency).
+  int max_num_batched_tokens = 512;
+  // Tokens per KV block; the prefix cache shares whole blocks.
+  int kv_block_tokens = 16;
+  // KV pool size in bytes; 0 = enough for max_batch_size sequences of max_seq_len.
+  uint64_t kv_cache_bytes = 0;
+  // Requests waiting for admission; Submit refuses more with ResourceExhausted.
+  int max_queue = 1024;
+
+  // The engine section's batching fields.
+  static BatchSchedulerConfig FromEngine(const EngineConfig& c);
+  Status Validate() const;
+};
+
+struct RequestTimings {
+  int prompt_tokens = 0;
+  int cached_prompt_tokens = 0;  // served from the prefix cache at (first) admission
+  int generated_tokens = 0;
+  int preemptions = 0;
+  double queue_ms = 0;        // submit -> first admitted
+  double prefill_ms = 0;      // first admitted -> prompt computed
+  double first_token_ms = 0;  // submit -> first token handed to on_token
+  double inter_token_ms_mean = 0;
+  double inter_token_ms_max = 0;
+  double total_ms = 0;
+};
+
+struct BatchResult {
+  Status status;  // not OK: the request failed (its tokens so far are kept)
+  FinishReason finish = FinishReason::kLength;
+  std::vector<int32_t> tokens;  // generated, excluding a final end-of-generation token
+  RequestTimings timings;
+};
+
+struct BatchRequest {
+  std::vector<int32_t> prompt;  // at least one token
+  SamplingConfig sampling;
+  // Lower first (background work uses large values).
+  int priority = 0;
+  // Milliseconds of audio the caller still has queued; < 0 = no hint (after all hinted requests).
+  int64_t deadline_hint_ms = -1;
+  // Compute the prompt into the prefix cache and finish without generating (prefetch).
+  bool prefill_only = false;
+  // Keep generating past end-of-generation tokens (benchmarks of a fixed length).
+  bool ignore_stop_tokens = false;
+  // Each generated token (not the end-of-generation one); return false to stop. Scheduler thread.
+  TokenCallback on_token;
+  // When the request is first admitted (its prompt starts computing). Scheduler thread.
+  std::function<void()> on_admit;
+  // Once, when the request ends (before Wait returns). Scheduler thread, or the destructor's.
+  std::function<void(const BatchResult&)> on_done;
+};
+
+class BatchScheduler;
+
+class RequestHandle {
+ public:
+  // Ends the request at the scheduler's next step. Any thread; idempotent.
+  void Cancel();
+  bool done() const;
+  // Blocks until the request ends.
+  BatchResult Wait();
+  // Waits up to `timeout`; true when done.
+  bool WaitFor(std::chrono::milliseconds timeout);
+
+ private:
+  friend class BatchScheduler;
+  struct Wake;
+  std::shared_ptr<Wake> wake_;
+  std::atomic<bool> cancel_{false};
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  BatchResult result_;
+};
+
+struct SchedulerStats {
+  int waiting = 0;  // submitted, not running (including preempted)
+  int running = 0;
+  int kv_blocks_total = 0;
+  int kv_blocks_in_use = 0;  // referenced by a sequence
+  int kv_blocks_cached = 0;  // in the prefix cache (in use or not)
+  uint64_t prefix_hit_tokens = 0;
+  uint64_t steps = 0;
+  uint64_t batched_tokens = 0;  // over all steps
+  uint64_t preemptions = 0;
+  int last_batch_sequences = 0;
+  int max_batch_sequences = 0;  // most sequences in one pass so far
+};
+
+class BatchScheduler {
+ public:
+  // Borrows `engine` (must outlive the scheduler) and starts the scheduler thread.
+  static Result<std::unique_ptr<BatchScheduler>> Create(Engine& engine,
+                                                        const BatchSchedulerConfig& config);
+  static Result<std::unique_ptr<BatchScheduler>> Create(Engine& engine) {
+    return Create(engine, BatchSchedulerConfig::FromEngine(engine.config()));
+  }
+  ~BatchScheduler();
+  BatchScheduler(const BatchScheduler&) = delete;
+  BatchScheduler& operator=(const BatchScheduler&) = delete;
+
+  // Errors: InvalidArgument (empty prompt, token outside the vocabulary, prompt longer than
+  // max_seq_len, bad sampling), ResourceExhausted (queue full, or the prompt alone needs more KV
+  // blocks than the pool has), Unavailable (shutting down).
+  Result<std::shared_ptr<RequestHandle>> Submit(BatchRequest request);
+
+  // Admits nothing new until Resume (running sequences continue).
+  void Pause();
+  void Resume();
+
+  SchedulerStats stats() const;
+  const BatchSchedulerConfig& config() const { return config_; }
+  int max_seq_len() const { return max_seq_len_; }
+  // Called after every step with the number of sequences and tokens in it (metrics). Set before
+  // the first Submit.
+  void set_step_observer(std::function<void(int sequences, int tokens)> f) {
+    step_observer_ = std::move(f);
+  }
+
+ private:
+  struct Seq;
+  using Clock = std::chrono::steady_clock;
+  BatchScheduler(Engine& engine, const BatchSchedulerConfig& config);
+  void Loop();
+  void Step(bool paused);
+  void Admit(Seq& s);
+  // True when a running sequence is still computing whole blocks of `w`'s prompt that `w` could
+  // share once they are cached.
+  bool WaitsForSharedPrefix(const Seq& w) const;
+  void Preempt(Seq& s);
+  void Finish(Seq& s, FinishReason reason, Status status = Status::Ok());
+  // Grows `s` by up to `want` positions, preempting lower-ordered sequences for blocks; returns
+  // the positions granted (0: none this step).
+  int Reserve(Seq& s, int want);
+  void Publish();
+  void Deliver();
+
+  Engine& engine_;
+  BatchSchedulerConfig config_;
+  int max_seq_len_ = 0;
+  std::unique_ptr<PagedKvCache> kv_;
+  ForwardPass forward_;
+  std::function<void(int, int)> step_observer_;
+
+  // Scheduler-thread state.
+  std::vector<std::unique_ptr<Seq>> running_;  // admitted, in order after each sort
+  std::vector<std::unique_ptr<Seq>> waiting_;  // not admitted or preempted
+  std::vector<BatchToken> batch_;
+  std::vector<Seq*> batch_seqs_;  // per batch entry
+  std::vector<Seq*> logit_seqs_;  // per logits row
+  std::vector<float> logits_;
+  struct Done {
+    std::shared_ptr<RequestHandle> handle;
+    std::function<void(const BatchResult&)> on_done;
+    BatchResult result;
+  };
+  std::vector<Done> done_;  // finished this step, announced by Deliver()
+  int next_seq_id_ = 0;
+  uint64_t steps_ = 0, batched_tokens_ = 0, preemptions_ = 0;
+  int last_batch_sequences_ = 0;
+  int max_batch_sequences_ = 0;
+  SchedulerStats published_;  // last values added to the process's metrics
+
+  // Shared with Submit and handles.
+  std::shared_ptr<RequestHandle::Wake> wake_;
+  std::vector<std::unique_ptr<Seq>> incoming_;  // under wake_->mu
+  uint64_t next_arrival_ = 0;                   // under wake_->mu
+  bool stopping_ = false;                       // under wake_->mu
+  bool paused_ = false;                         // under wake_->mu
+  SchedulerStats stats_;                        // under wake_->mu
+  std::thread thread_;
+};
+
+}  // namespace hotline::engine

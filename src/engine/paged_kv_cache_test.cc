@@ -1,0 +1,196 @@
+#include "engine/paged_kv_cache.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "engine/llama2c.h"
+#include "engine/model.h"
+#include "engine/model_forward.h"
+
+namespace hotline::engine {
+namespace {
+
+const KvLayout kLayout{2, 1, 32, KvType::kF32};
+constexpr int kBt = 4;
+const uint64_t kBlockBytes = uint64_t(32 * 4) * kBt * 2 * 2;
+
+std::unique_ptr<PagedKvCache> Make(int n_blocks, int max_seq_len = 1000) {
+  auto c = PagedKvCache::Create(kLayout, kBt, max_seq_len, kBlockBytes * uint64_t(n_blocks));
+  EXPECT_TRUE(c.ok()) << c.status();
+  return c.ok() ? std::move(c).value() : nullptr;
+}
+
+std::vector<int32_t> Iota(int n, int32_t start = 1) {
+  std::vector<int32_t> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+// Computes `tokens` into `seq` as the scheduler does: grow, (write), commit.
+void Fill(PagedKvCache& c, int seq, const std::vector<int32_t>& tokens) {
+  ASSERT_TRUE(c.EnsureCapacity(seq, int(tokens.size())).ok());
+  c.CommitTokens(seq, tokens);
+}
+
+TEST(PagedKvCache, BlockCountFromBudgetAndClearErrors) {
+  auto c = Make(5);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->total_blocks(), 5);
+  EXPECT_EQ(c->allocatable_blocks(), 5);
+  EXPECT_EQ(c->block_bytes(), kBlockBytes);
+  EXPECT_FALSE(PagedKvCache::Create(kLayout, kBt, 100, kBlockBytes - 1).ok());
+  EXPECT_FALSE(PagedKvCache::Create(kLayout, 0, 100, kBlockBytes).ok());
+}
+
+TEST(PagedKvCache, SharesCachedPrefixBlocksWithoutCopying) {
+  auto c = Make(16);
+  ASSERT_TRUE(c);
+  const std::vector<int32_t> prompt = Iota(10);  // 2 full blocks + 2 tokens
+  Fill(*c, 0, prompt);
+  EXPECT_EQ(c->blocks_in_use(), 3);
+  EXPECT_EQ(c->cached_blocks(), 2);  // the partial third block is not cached
+
+  std::vector<int32_t> other = prompt;
+  other.push_back(99);
+  EXPECT_EQ(c->CachedPrefixTokens(other, int(other.size()) - 1), 8);
+  EXPECT_EQ(c->AttachCachedPrefix(1, other, int(other.size()) - 1), 8);
+  EXPECT_EQ(c->Capacity(1), 8);
+  // Same physical rows: shared, not copied.
+  EXPECT_EQ(c->KBlock(1, 1, 0), c->KBlock(1, 0, 0));
+  EXPECT_EQ(c->VBlock(0, 1, 1), c->VBlock(0, 0, 1));
+  EXPECT_EQ(c->blocks_in_use(), 3);  // no new memory for the shared prefix
+  ASSERT_TRUE(c->EnsureCapacity(1, int(other.size())).ok());
+  EXPECT_EQ(c->blocks_in_use(), 4);  // only the suffix block
+  EXPECT_NE(c->KBlock(0, 1, 2), c->KBlock(0, 0, 2));
+  EXPECT_EQ(c->prefix_hit_tokens(), 8u);
+
+  // max_tokens bounds the reuse (the last prompt token must be computed) to whole blocks.
+  EXPECT_EQ(c->CachedPrefixTokens(Iota(8), 7), 4);
+  // A different first block shares nothing, even with the same second block.
+  std::vector<int32_t> diverged = prompt;
+  diverged[0] = 77;
+  EXPECT_EQ(c->CachedPrefixTokens(diverged, 9), 0);
+  // A sequence that already holds blocks gets nothing attached.
+  EXPECT_EQ(c->AttachCachedPrefix(0, prompt, 9), 0);
+}
+
+TEST(PagedKvCache, ReferenceCountsKeepSharedBlocksAlive) {
+  auto c = Make(8);
+  ASSERT_TRUE(c);
+  Fill(*c, 0, Iota(8));
+  ASSERT_EQ(c->AttachCachedPrefix(1, Iota(9), 8), 8);
+  ASSERT_EQ(c->AttachCachedPrefix(2, Iota(9), 8), 8);
+  EXPECT_EQ(c->blocks_in_use(), 2);
+  c->RemoveSequence(0);
+  c->RemoveSequence(1);
+  EXPECT_EQ(c->blocks_in_use(), 2);  // sequence 2 still holds them
+  EXPECT_EQ(c->allocatable_blocks(), 6);
+  c->RemoveSequence(2);
+  EXPECT_EQ(c->blocks_in_use(), 0);
+  EXPECT_EQ(c->bytes_in_use(), 0u);
+  // Unreferenced but still cached, and allocatable.
+  EXPECT_EQ(c->cached_blocks(), 2);
+  EXPECT_EQ(c->allocatable_blocks(), 8);
+  EXPECT_EQ(c->AttachCachedPrefix(3, Iota(9), 8), 8);
+  EXPECT_EQ(c->blocks_in_use(), 2);
+}
+
+TEST(PagedKvCache, EvictsLeastRecentlyUsedCachedBlocksLast) {
+  auto c = Make(4);
+  ASSERT_TRUE(c);
+  const std::vector<int32_t> a = Iota(4, 100), b = Iota(4, 200);
+  Fill(*c, 0, a);
+  Fill(*c, 1, b);
+  c->RemoveSequence(0);  // a is older in the LRU list
+  c->RemoveSequence(1);
+  EXPECT_EQ(c->cached_blocks(), 2);
+  // Two never-cached blocks are free: taking them evicts nothing.
+  ASSERT_TRUE(c->EnsureCapacity(2, 8).ok());
+  EXPECT_EQ(c->cached_blocks(), 2);
+  EXPECT_EQ(c->evicted_blocks(), 0u);
+  // The next block evicts the least recently used cached one: a, not b.
+  ASSERT_TRUE(c->EnsureCapacity(2, 9).ok());
+  EXPECT_EQ(c->evicted_blocks(), 1u);
+  EXPECT_EQ(c->CachedPrefixTokens(a, 4), 0);
+  EXPECT_EQ(c->CachedPrefixTokens(b, 4), 4);
+  // Using b refreshes it; it is evicted only when nothing else is left.
+  EXPECT_EQ(c->AttachCachedPrefix(3, b, 4), 4);
+  EXPECT_EQ(c->allocatable_blocks(), 0);
+}
+
+TEST(PagedKvCache, RunningOutIsResourceExhaustedAndAllocatesNothing) {
+  auto c = Make(3, /*max_seq_len=*/40);
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(c->EnsureCapacity(0, 8).ok());
+  Status s = c->EnsureCapacity(1, 8);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s;
+  EXPECT_EQ(c->Capacity(1), 0);
+  EXPECT_EQ(c->allocatable_blocks(), 1);
+  EXPECT_EQ(c->BlocksNeeded(1, 8), 2);
+  EXPECT_EQ(c->EnsureCapacity(0, 41).code(), StatusCode::kResourceExhausted);
+  c->RemoveSequence(0);
+  EXPECT_TRUE(c->EnsureCapacity(1, 8).ok());
+}
+
+// Logits of a prompt whose prefix comes from another sequence's cached blocks equal a fresh
+// computation: attention reads shared blocks through the block table.
+TEST(PagedKvCache, ForwardWithSharedPrefixEqualsFresh) {
+  const std::string dir = std::string(HOTLINE_SHARED_DATA_DIR) + "/llm/stories260k/";
+  const std::string path =
+      std::string(HOTLINE_BINARY_DIR) + "/paged_kv_test_" + std::to_string(::getpid()) + ".gguf";
+  ASSERT_TRUE(ConvertLlama2c(dir + "stories260K.bin", dir + "tok512.bin", path).ok());
+  auto file = GgufFile::Open(path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  std::shared_ptr<const GgufFile> shared = std::move(file).value();
+  auto model = Model::Load(shared);
+  std::remove(path.c_str());
+  ASSERT_TRUE(model.ok()) << model.status();
+  const ModelHParams& hp = (*model)->hparams();
+  ComputePool pool(2);
+  ForwardPass fwd(**model, pool);
+  KvLayout layout{hp.n_layer, hp.n_head_kv, hp.head_dim, KvType::kF32};
+  auto kv = PagedKvCache::Create(
+      layout, kBt, 256, 64 * uint64_t(layout.row_bytes()) * kBt * 2 * uint64_t(hp.n_layer));
+  ASSERT_TRUE(kv.ok());
+  PagedKvCache& c = **kv;
+
+  const std::vector<int32_t> system = {1, 403, 407, 261, 378, 429, 416, 261, 300, 458, 299, 300};
+  std::vector<int32_t> prompt = system;
+  for (int32_t t : {310, 270, 401, 320, 290}) prompt.push_back(t);
+
+  auto run = [&](int seq, const std::vector<int32_t>& tokens, int from, std::vector<float>* out) {
+    std::vector<BatchToken> batch;
+    for (int i = from; i < int(tokens.size()); ++i) {
+      batch.push_back({tokens[size_t(i)], seq, i, i + 1 == int(tokens.size())});
+    }
+    ASSERT_TRUE(fwd.Run(batch, c, out).ok());
+    c.CommitTokens(seq, tokens);
+  };
+  std::vector<float> logits_sys, fresh, shared_logits;
+  run(0, system, 0, &logits_sys);  // the system prompt, cached by sequence 0
+  {
+    // The full prompt computed from scratch, in a cache of its own.
+    auto own = PerSequenceKvCache::Create(layout, kBt, 256);
+    ASSERT_TRUE(own.ok());
+    std::vector<BatchToken> batch;
+    for (int i = 0; i < int(prompt.size()); ++i) {
+      batch.push_back({prompt[size_t(i)], 1, i, i + 1 == int(prompt.size())});
+    }
+    ASSERT_TRUE(fwd.Run(batch, **own, &fresh).ok());
+  }
+  const int reused = c.AttachCachedPrefix(2, prompt, int(prompt.size()) - 1);
+  EXPECT_EQ(reused, 12);
+  EXPECT_EQ(c.KBlock(0, 2, 0), c.KBlock(0, 0, 0));
+  run(2, prompt, reused, &shared_logits);  // only the suffix computed
+  ASSERT_EQ(fresh.size(), shared_logits.size());
+  ASSERT_EQ(fresh.size(), size_t(hp.n_vocab));
+  for (size_t i = 0; i < fresh.size(); ++i) ASSERT_NEAR(fresh[i], shared_logits[i], 1e-4) << i;
+}
+
+}  // namespace
+}  // namespace hotline::engine
