@@ -2,7 +2,7 @@
 // Trains the demo support-agent model on the Bitext corpus: a byte-level BPE tokenizer, then a
 // small llama-architecture model on (caller question -> voice-length answer) chat examples.
 // Writes MODEL.gguf (F32), MODEL.q8_0.gguf (Q8_0 matrices), MODEL.loss.svg and a checkpoint
-// MODEL.ckpt (resumable with --resume).
+// MODEL.ckpt (resumable with --resume), and the held-out questions as MODEL.heldout.tsv.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -23,7 +23,8 @@ namespace {
 constexpr char kUsage[] =
     "usage: hotline train --data CSV --out MODEL.gguf [--steps N] [options]\n"
     "  Trains a small support-agent model on the Bitext customer-support corpus and writes\n"
-    "  MODEL.gguf (F32), MODEL.q8_0.gguf (Q8_0), MODEL.loss.svg and the checkpoint MODEL.ckpt.\n"
+    "  MODEL.gguf (F32), MODEL.q8_0.gguf (Q8_0), MODEL.loss.svg, the checkpoint MODEL.ckpt and\n"
+    "  MODEL.heldout.tsv (held-out question, intent, reference answer per line).\n"
     "  --data CSV          Bitext customer_support.csv\n"
     "  --out FILE          output model (F32 GGUF)\n"
     "  --steps N           training steps (default 300)\n"
@@ -178,6 +179,22 @@ int RunTrain(std::span<const std::string> argv) {
                                "hotline train: " + std::to_string(done.step) + " steps");
     if (!svg) return Fail("cannot write " + svg_path);
   }
+  const std::string heldout_path = stem + ".heldout.tsv";
+  {
+    // Tabs and line breaks inside a field become spaces, so every line is one example.
+    auto field = [](std::string v) {
+      for (char& c : v) {
+        if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+      }
+      return v;
+    };
+    std::ofstream tsv(heldout_path);
+    tsv << "question\tintent\tanswer\n";
+    for (const train::SupportExample& e : data->test) {
+      tsv << field(e.question) << '\t' << field(e.intent) << '\t' << field(e.answer) << '\n';
+    }
+    if (!tsv) return Fail("cannot write " + heldout_path);
+  }
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "done: %d steps in %.1f s (%.2f steps/s, %.0f tokens/s, %.0f padded tokens/s)\n"
@@ -188,7 +205,7 @@ int RunTrain(std::span<const std::string> argv) {
                 double(stats.padded_tokens) / std::max(1e-9, stats.seconds), *train_loss,
                 held_out, std::min<size_t>(test_set.size(), size_t(topt.eval_examples)));
   std::cout << buf << "wrote " << *out << ", " << q8 << ", " << svg_path << ", "
-            << topt.checkpoint_path << "\n";
+            << topt.checkpoint_path << ", " << heldout_path << "\n";
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "engine/compute_pool.h"
@@ -161,6 +162,22 @@ engine::VocabData ByteVocab(int n_vocab) {
   return v;
 }
 
+std::vector<float> EngineLogits(std::shared_ptr<const engine::GgufFile> file, const ModelShape& s,
+                                const Batch& batch, engine::ComputePool& pool) {
+  auto m = engine::Model::Load(file);
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (!m.ok()) return {};
+  engine::KvLayout kl{s.n_layer, s.n_head_kv, s.head_dim(), engine::KvType::kF32};
+  auto kv = engine::PerSequenceKvCache::Create(kl, 16, s.seq_len);
+  EXPECT_TRUE(kv.ok());
+  engine::ForwardPass fwd(**m, pool);
+  std::vector<engine::BatchToken> bt;
+  for (int t = 0; t < batch.T; ++t) bt.push_back({batch.tokens[size_t(t)], 0, t, true});
+  std::vector<float> logits;
+  EXPECT_TRUE(fwd.Run(bt, **kv, &logits).ok());
+  return logits;
+}
+
 // The key consistency check: the exported file run through the engine's own forward pass gives
 // the trainer's logits.
 void CheckEngineMatches(bool tied) {
@@ -217,6 +234,50 @@ void CheckEngineMatches(bool tied) {
 
 TEST(TrainModel, ExportedModelMatchesEngineForward) { CheckEngineMatches(false); }
 TEST(TrainModel, ExportedTiedModelMatchesEngineForward) { CheckEngineMatches(true); }
+
+}  // namespace
+}  // namespace hotline::train
+
+namespace hotline::train {
+namespace {
+
+TEST(TrainModel, Q8ExportStaysCloseToTheTrainer) {
+  ModelShape s;
+  s.n_vocab = 300;
+  s.dim = 64;
+  s.n_layer = 2;
+  s.n_head = 4;
+  s.n_head_kv = 4;
+  s.n_ff = 96;
+  s.seq_len = 32;
+  std::vector<float> p = InitParams(s, 12);
+  std::mt19937_64 rng(3);
+  std::normal_distribution<float> nd(0.f, 0.1f);
+  for (float& x : p) x += nd(rng);
+  const Batch batch = RandomBatch(s, 1, 16, 9);
+  engine::ComputePool pool(2);
+  TrainModel model(s, pool);
+  std::vector<float> logits;
+  ASSERT_TRUE(model.Forward(p, batch, &logits).ok());
+  const std::string f32 = ::testing::TempDir() + "/train_export_f32.gguf";
+  const std::string q8 = ::testing::TempDir() + "/train_export_q8.gguf";
+  ASSERT_TRUE(ExportGgufF32(s, p, ByteVocab(s.n_vocab), "t", f32).ok());
+  ASSERT_TRUE(ExportGgufQ8(f32, q8, pool).ok());
+  auto file = engine::GgufFile::Open(q8);
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_EQ((*file)->FindTensor("blk.0.attn_q.weight")->type, engine::GgmlType::Q8_0);
+  std::shared_ptr<const engine::GgufFile> shared = std::move(*file);
+  const std::vector<float> ql = EngineLogits(shared, s, batch, pool);
+  ASSERT_EQ(ql.size(), logits.size());
+  double max_diff = 0, max_abs = 0;
+  for (size_t i = 0; i < ql.size(); ++i) {
+    max_diff = std::max(max_diff, double(std::abs(ql[i] - logits[i])));
+    max_abs = std::max(max_abs, double(std::abs(logits[i])));
+  }
+  EXPECT_LT(max_diff, 0.05 * max_abs);
+  std::remove(f32.c_str());
+  std::remove(q8.c_str());
+}
 
 }  // namespace
 }  // namespace hotline::train
