@@ -46,10 +46,10 @@ constexpr char kUsage[] =
     "  --resume CKPT       continue a run from a checkpoint (shape and tokenizer from the file)\n";
 
 int RunTrain(std::span<const std::string> argv) {
-  auto args = Args::Parse(argv, {"--data", "--out", "--steps", "--dim", "--layers", "--heads",
-                                 "--kv-heads", "--ff", "--vocab", "--seq-len", "--batch", "--lr",
-                                 "--warmup", "--weight-decay", "--seed", "--threads",
-                                 "--eval-every", "--checkpoint-every", "--resume"});
+  auto args = Args::Parse(
+      argv, {"--data", "--out", "--steps", "--dim", "--layers", "--heads", "--kv-heads", "--ff",
+             "--vocab", "--seq-len", "--batch", "--lr", "--warmup", "--weight-decay", "--seed",
+             "--threads", "--eval-every", "--checkpoint-every", "--resume"});
   if (!args.ok()) return UsageError(args.status().message(), kUsage);
   if (args->Has("--help") || args->Has("-h")) {
     std::cout << kUsage;
@@ -165,8 +165,8 @@ int RunTrain(std::span<const std::string> argv) {
   if (!train_loss.ok()) return Fail(train_loss.status());
   const double held_out = done.eval_loss.empty() ? 0.0 : done.eval_loss.back().loss;
 
-  if (Status st = train::ExportGgufF32(done.shape, done.params, done.vocab, "hotline-demo-agent",
-                                       *out);
+  if (Status st =
+          train::ExportGgufF32(done.shape, done.params, done.vocab, "hotline-demo-agent", *out);
       !st.ok()) {
     return Fail(st);
   }
@@ -202,8 +202,8 @@ int RunTrain(std::span<const std::string> argv) {
                 "questions)\n",
                 stats.steps_run, stats.seconds, stats.steps_run / std::max(1e-9, stats.seconds),
                 double(stats.tokens) / std::max(1e-9, stats.seconds),
-                double(stats.padded_tokens) / std::max(1e-9, stats.seconds), *train_loss,
-                held_out, std::min<size_t>(test_set.size(), size_t(topt.eval_examples)));
+                double(stats.padded_tokens) / std::max(1e-9, stats.seconds), *train_loss, held_out,
+                std::min<size_t>(test_set.size(), size_t(topt.eval_examples)));
   std::cout << buf << "wrote " << *out << ", " << q8 << ", " << svg_path << ", "
             << topt.checkpoint_path << ", " << heldout_path << "\n";
   return 0;

@@ -13,15 +13,15 @@
 namespace hotline::train {
 
 struct AdamWConfig {
-  float lr = 3e-3f;            // peak learning rate, reached at the end of warmup
-  float min_lr_ratio = 0.1f;   // the cosine ends at lr * min_lr_ratio
+  float lr = 3e-3f;           // peak learning rate, reached at the end of warmup
+  float min_lr_ratio = 0.1f;  // the cosine ends at lr * min_lr_ratio
   int warmup_steps = 50;
-  int total_steps = 1000;      // length of the schedule (the cosine reaches its floor here)
+  int total_steps = 1000;  // length of the schedule (the cosine reaches its floor here)
   float beta1 = 0.9f;
   float beta2 = 0.95f;
   float eps = 1e-8f;
-  float weight_decay = 0.1f;   // applied to matrices only (see the decay mask)
-  float clip_norm = 1.0f;      // global gradient L2 norm limit; <= 0 disables clipping
+  float weight_decay = 0.1f;  // applied to matrices only (see the decay mask)
+  float clip_norm = 1.0f;     // global gradient L2 norm limit; <= 0 disables clipping
 
   Status Validate() const;
 };

@@ -12,11 +12,13 @@ namespace {
 
 std::vector<std::string> Corpus() {
   std::vector<std::string> texts;
-  const char* lines[] = {
-      "How can I cancel my order?", "I want to cancel the order I placed yesterday.",
-      "Where is my refund? I was promised a refund last week.",
-      "Please help me track my delivery.", "Can you change the delivery address of my order?",
-      "I'd like to speak with an agent, please.", "What's the status of order 12345?"};
+  const char* lines[] = {"How can I cancel my order?",
+                         "I want to cancel the order I placed yesterday.",
+                         "Where is my refund? I was promised a refund last week.",
+                         "Please help me track my delivery.",
+                         "Can you change the delivery address of my order?",
+                         "I'd like to speak with an agent, please.",
+                         "What's the status of order 12345?"};
   for (int rep = 0; rep < 5; ++rep) {
     for (const char* l : lines) texts.emplace_back(l);
   }
@@ -45,8 +47,10 @@ TEST(BpeTrainer, LearnsFrequentWordsAndRoundTripsAnyText) {
   // A frequent word with its leading space became one token.
   EXPECT_EQ(tok->Encode(" order", {.add_special = false}).size(), 1u);
   EXPECT_LT(tok->Encode("How can I cancel my order?", {.add_special = false}).size(), 10u);
-  for (const std::string& text : std::vector<std::string>{"How can I cancel my order?", "Zebras   juggle\n\n tabs\tand \u00e9l\u00e8ves \u4f60\u597d",
-        std::string("\x00\x01 bytes", 8), "<|im_end|> typed by a caller", ""}) {
+  for (const std::string& text : std::vector<std::string>{
+           "How can I cancel my order?",
+           "Zebras   juggle\n\n tabs\tand \u00e9l\u00e8ves \u4f60\u597d",
+           std::string("\x00\x01 bytes", 8), "<|im_end|> typed by a caller", ""}) {
     const auto ids = tok->Encode(text, {.add_special = false});
     EXPECT_EQ(tok->Decode(ids), text);
   }
@@ -92,7 +96,7 @@ TEST(BpeTrainer, SpecialTokensServeTheChatTemplateThroughTheGgufFile) {
   const engine::TokenId im_start = (*vocab)->Find("<|im_start|>");
   const engine::TokenId im_end = (*vocab)->Find("<|im_end|>");
   ASSERT_NE(im_start, engine::kNoToken);
-  EXPECT_EQ(ids.front(), im_start);  // no BOS for this vocabulary
+  EXPECT_EQ(ids.front(), im_start);                          // no BOS for this vocabulary
   EXPECT_EQ(std::count(ids.begin(), ids.end(), im_end), 1);  // the typed one stays text
   EXPECT_EQ((*vocab)->eot_id(), im_end);
   EXPECT_EQ((*tok)->Decode(ids, {.render_special = true}), engine::ChatTemplate::Join(*segs));

@@ -8,8 +8,7 @@
 namespace hotline::train {
 
 Status BuildGguf(const ModelShape& shape, std::span<const float> params,
-                 const engine::VocabData& vocab, const std::string& name,
-                 engine::GgufWriter* w) {
+                 const engine::VocabData& vocab, const std::string& name, engine::GgufWriter* w) {
   RETURN_IF_ERROR(shape.Validate());
   const ParamLayout layout(shape);
   if (params.size() != layout.total()) {

@@ -28,8 +28,7 @@ inline constexpr char kChatMlTemplate[] =
 // `params`, which must outlive the writer's Write*() call. InvalidArgument when the vocabulary
 // size differs from the shape's or the parameter count does not match.
 Status BuildGguf(const ModelShape& shape, std::span<const float> params,
-                 const engine::VocabData& vocab, const std::string& name,
-                 engine::GgufWriter* w);
+                 const engine::VocabData& vocab, const std::string& name, engine::GgufWriter* w);
 
 // Writes the F32 file to `path`.
 Status ExportGgufF32(const ModelShape& shape, std::span<const float> params,

@@ -16,11 +16,16 @@ std::string Num(double v, int decimals) {
 std::string Escape(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out.push_back(c);
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out.push_back(c);
   }
   return out;
 }
@@ -59,8 +64,8 @@ std::string LossCurveSvg(const std::vector<LossPoint>& train, const std::vector<
   for (int i = 0; i <= 5; ++i) {
     const double y = y_min + (y_max - y_min) * i / 5.0;
     const double x = x_max * i / 5.0;
-    s += "<text x=\"" + Num(L - 6, 1) + "\" y=\"" + Num(py(y) + 4, 1) +
-         "\" text-anchor=\"end\">" + Num(y, 2) + "</text>\n";
+    s += "<text x=\"" + Num(L - 6, 1) + "\" y=\"" + Num(py(y) + 4, 1) + "\" text-anchor=\"end\">" +
+         Num(y, 2) + "</text>\n";
     s += "<path d=\"M" + Num(L, 1) + " " + Num(py(y), 1) + " H" + Num(W - R, 1) +
          "\" stroke=\"#ddd\"/>\n";
     s += "<text x=\"" + Num(px(x), 1) + "\" y=\"" + Num(H - B + 18, 1) +
@@ -80,8 +85,8 @@ std::string LossCurveSvg(const std::vector<LossPoint>& train, const std::vector<
       d += (d.empty() ? "M" : " L") + Num(px(p.step), 1) + " " + Num(py(p.loss), 1);
     }
     s += "<path d=\"" + d + "\" stroke=\"" + color + "\" stroke-width=\"1.5\" fill=\"none\"/>\n";
-    s += "<path d=\"M" + Num(W - R - 150, 0) + " " + Num(legend_y, 0) + " h24\" stroke=\"" +
-         color + "\" stroke-width=\"2\"/>\n";
+    s += "<path d=\"M" + Num(W - R - 150, 0) + " " + Num(legend_y, 0) + " h24\" stroke=\"" + color +
+         "\" stroke-width=\"2\"/>\n";
     s += "<text x=\"" + Num(W - R - 120, 0) + "\" y=\"" + Num(legend_y + 4, 0) + "\">" + name +
          "</text>\n";
   };

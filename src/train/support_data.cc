@@ -91,9 +91,8 @@ Result<SupportData> BuildSupportData(std::string_view csv_text, const SupportDat
     if (rec.fields.size() <= size_t(std::max(col_q, col_intent))) {
       return InvalidArgumentError("line " + std::to_string(rec.line) + ": missing fields");
     }
-    const std::string question = Normalize(rec.fields[size_t(col_q)]).empty()
-                                     ? std::string()
-                                     : rec.fields[size_t(col_q)];
+    const std::string question =
+        Normalize(rec.fields[size_t(col_q)]).empty() ? std::string() : rec.fields[size_t(col_q)];
     auto it = by_intent.find(rec.fields[size_t(col_intent)]);
     if (question.empty() || question.size() > 1000 || it == by_intent.end()) continue;
     const std::string key = Normalize(question);

@@ -11,7 +11,8 @@
 namespace hotline::train {
 namespace {
 
-const std::string kCsv = std::string(HOTLINE_SHARED_DATA_DIR) + "/support/bitext/customer_support.csv";
+const std::string kCsv =
+    std::string(HOTLINE_SHARED_DATA_DIR) + "/support/bitext/customer_support.csv";
 
 TEST(SupportData, BitextGivesShortAnswersAndADisjointHeldOutSplit) {
   auto text = ReadTextFile(kCsv);

@@ -10,7 +10,8 @@ namespace hotline::train {
 std::vector<uint8_t> DecayMask(const ParamLayout& layout) {
   std::vector<uint8_t> mask(layout.total(), 0);
   for (const TensorSlice& t : layout.tensors()) {
-    if (t.dims.size() == 2) std::fill(mask.begin() + long(t.offset), mask.begin() + long(t.offset + t.size), 1);
+    if (t.dims.size() == 2)
+      std::fill(mask.begin() + long(t.offset), mask.begin() + long(t.offset + t.size), 1);
   }
   return mask;
 }

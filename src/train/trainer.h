@@ -24,19 +24,19 @@
 namespace hotline::train {
 
 struct TrainerOptions {
-  int steps = 300;          // total steps of the run (also the length of the lr schedule)
-  int batch = 16;           // examples per step
+  int steps = 300;  // total steps of the run (also the length of the lr schedule)
+  int batch = 16;   // examples per step
   uint64_t seed = 1;
-  int log_every = 10;       // steps between training-loss log lines (and curve points)
-  int eval_every = 100;     // steps between held-out evaluations (0 = only at the end)
-  int eval_examples = 256;  // held-out examples evaluated (the first ones, fixed)
+  int log_every = 10;           // steps between training-loss log lines (and curve points)
+  int eval_every = 100;         // steps between held-out evaluations (0 = only at the end)
+  int eval_examples = 256;      // held-out examples evaluated (the first ones, fixed)
   std::string checkpoint_path;  // "" = no checkpoints
   int checkpoint_every = 0;     // steps between checkpoints (0 = only at the end)
   AdamWConfig adam;
 };
 
 struct TrainStats {
-  double seconds = 0;         // wall time of the steps run by this process
+  double seconds = 0;  // wall time of the steps run by this process
   int steps_run = 0;
   int64_t tokens = 0;         // real (non-padding) tokens processed by those steps
   int64_t padded_tokens = 0;  // B x T summed over those steps
@@ -62,7 +62,8 @@ class Trainer {
 
  private:
   Trainer(Checkpoint state, const TrainerOptions& options, engine::ComputePool& pool);
-  Batch MakeBatch(const std::vector<EncodedExample>& examples, const std::vector<size_t>& pick) const;
+  Batch MakeBatch(const std::vector<EncodedExample>& examples,
+                  const std::vector<size_t>& pick) const;
 
   Checkpoint state_;
   TrainerOptions options_;

@@ -19,7 +19,8 @@ Status ModelShape::Validate() const {
   if (head_dim() % 2 != 0) return bad("dim / heads must be even (rotary pairs)");
   if (n_ff < 1 || n_ff > 65536) return bad("feed-forward width must be in [1, 65536]");
   if (seq_len < 2 || seq_len > 8192) return bad("sequence length must be in [2, 8192]");
-  if (!(rope_base > 1.0f) || !(rms_eps > 0.0f)) return bad("rope base and rms eps must be positive");
+  if (!(rope_base > 1.0f) || !(rms_eps > 0.0f))
+    return bad("rope base and rms eps must be positive");
   return Status::Ok();
 }
 
@@ -71,7 +72,8 @@ std::vector<float> InitParams(const ModelShape& s, uint64_t seed) {
       std::fill(w, w + t.size, 1.0f);
       continue;
     }
-    const bool resid = t.name.ends_with("attn_output.weight") || t.name.ends_with("ffn_down.weight");
+    const bool resid =
+        t.name.ends_with("attn_output.weight") || t.name.ends_with("ffn_down.weight");
     for (size_t i = 0; i < t.size; ++i) w[i] = nd(rng) * (resid ? resid_scale : 1.0f);
   }
   return p;
@@ -88,7 +90,8 @@ void RmsNormRow(const float* x, const float* g, float* y, float* rs, int n, floa
 }
 
 // dx += d(rmsnorm)/dx applied to dy. y = x * r * g, r = (mean(x^2) + eps)^-1/2.
-void RmsNormBackwardRow(const float* x, const float* g, float r, const float* dy, float* dx, int n) {
+void RmsNormBackwardRow(const float* x, const float* g, float r, const float* dy, float* dx,
+                        int n) {
   float dot = 0.f;
   for (int i = 0; i < n; ++i) dot += dy[i] * g[i] * x[i];
   const float c = r * r * r * dot / static_cast<float>(n);
@@ -154,8 +157,9 @@ void TrainModel::Resize(int B, int T) {
   // The engine's formulation: theta_i = pos / base^(2i / head_dim), in float.
   for (int t = 0; t < T; ++t) {
     for (int i = 0; i < half; ++i) {
-      const float freq = 1.0f / std::pow(shape_.rope_base, static_cast<float>(2 * i) /
-                                                               static_cast<float>(shape_.head_dim()));
+      const float freq =
+          1.0f / std::pow(shape_.rope_base,
+                          static_cast<float>(2 * i) / static_cast<float>(shape_.head_dim()));
       const float val = static_cast<float>(t) * freq;
       rope_cos_[size_t(t) * half + i] = std::cos(val);
       rope_sin_[size_t(t) * half + i] = std::sin(val);

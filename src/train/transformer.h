@@ -49,7 +49,7 @@ struct ModelShape {
 };
 
 struct TensorSlice {
-  std::string name;  // GGUF tensor name ("blk.0.attn_q.weight")
+  std::string name;           // GGUF tensor name ("blk.0.attn_q.weight")
   std::vector<int64_t> dims;  // ggml order: dims[0] = columns (input width)
   size_t offset = 0;          // into the flat parameter vector
   size_t size = 0;
@@ -114,7 +114,7 @@ class TrainModel {
   int B_ = 0, T_ = 0;
   double weight_sum_ = 0;
   // Saved activations; per layer arrays are n_layer x (N x width), N = B*T.
-  std::vector<float> x_;       // residual stream entering each layer, plus the final one
+  std::vector<float> x_;  // residual stream entering each layer, plus the final one
   std::vector<float> xn1_, rs1_, q_, k_, v_, probs_, att_, xmid_, xn2_, rs2_, gate_, up_, hid_;
   std::vector<float> xf_, rsf_, logits_;
   std::vector<float> rope_cos_, rope_sin_;  // T x head_dim/2
