@@ -120,6 +120,10 @@ int RunTrain(std::span<const std::string> argv) {
     state.seed = static_cast<uint64_t>(*seed);
     state.params = train::InitParams(s, state.seed);
   }
+  // Checked before training rather than at export: Q8_0 rows are blocks of 32 values.
+  if (state.shape.dim % 32 != 0 || state.shape.n_ff % 32 != 0) {
+    return UsageError("--dim and --ff must be multiples of 32 for the Q8_0 export", kUsage);
+  }
   auto vocab = engine::Vocabulary::Create(state.vocab);
   if (!vocab.ok()) return Fail(vocab.status());
   auto tokenizer = engine::Tokenizer::Create(*vocab);

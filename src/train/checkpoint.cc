@@ -95,6 +95,15 @@ Result<Checkpoint> LoadCheckpoint(const std::string& path) {
   }
   ASSIGN_OR_RETURN(c.vocab, engine::Vocabulary::ReadGgufMetadata(*f));
   const ParamLayout layout(s);
+  // Every tensor must be present with its size before anything is allocated for the shape: the
+  // file's own (validated) tensor bytes then bound the allocation, not its metadata.
+  for (const TensorSlice& t : layout.tensors()) {
+    const engine::GgufTensorInfo* info = f->FindTensor(t.name);
+    if (info == nullptr || info->type != engine::GgmlType::F32 ||
+        size_t(info->num_elements()) != t.size) {
+      return DataLossError(path + ": tensor " + t.name + " is missing or not F32 of the shape");
+    }
+  }
   c.params.resize(layout.total());
   for (const TensorSlice& t : layout.tensors()) {
     ASSIGN_OR_RETURN(auto v, GetF32(*f, t.name, t.size));
