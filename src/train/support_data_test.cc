@@ -1,0 +1,69 @@
+#include "train/support_data.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "engine/chat_template.h"
+#include "train/bpe_trainer.h"
+#include "train/export.h"
+
+namespace hotline::train {
+namespace {
+
+const std::string kCsv =
+    std::string(HOTLINE_SHARED_DATA_DIR) + "/support/bitext/customer_support.csv";
+
+TEST(SupportData, BitextGivesShortAnswersAndADisjointHeldOutSplit) {
+  auto text = ReadTextFile(kCsv);
+  ASSERT_TRUE(text.ok()) << text.status();
+  auto data = BuildSupportData(*text, {});
+  ASSERT_TRUE(data.ok()) << data.status();
+  const size_t total = data->train.size() + data->test.size();
+  EXPECT_GT(total, 4000u);
+  EXPECT_GT(data->test.size(), total / 20);
+  EXPECT_LT(data->test.size(), total / 5);
+  std::set<std::string> train_q, intents;
+  for (const auto& e : data->train) {
+    train_q.insert(e.question);
+    intents.insert(e.intent);
+    EXPECT_LE(e.answer.size(), 260u) << e.answer;
+    EXPECT_EQ(e.answer.find("{{"), std::string::npos) << e.answer;
+  }
+  EXPECT_GE(intents.size(), 20u);
+  for (const auto& e : data->test) EXPECT_EQ(train_q.count(e.question), 0u) << e.question;
+}
+
+TEST(SupportData, RejectsCorpusWithoutColumns) {
+  EXPECT_FALSE(BuildSupportData("a,b\n1,2\n", {}).ok());
+  EXPECT_FALSE(BuildSupportData("instruction,intent,response\n\"unterminated", {}).ok());
+}
+
+TEST(SupportData, EncodedExampleIsTheEnginesChatPromptFollowedByTheAnswer) {
+  const std::vector<SupportExample> ex = {
+      {"how do I cancel order 123?", "You can cancel it on our website.", "cancel_order"}};
+  BpeTrainOptions opt;
+  opt.vocab_size = 300;
+  opt.chat_template = kChatMlTemplate;
+  auto vd = TrainBpe(TokenizerCorpus(ex), opt);
+  ASSERT_TRUE(vd.ok());
+  auto vocab = engine::Vocabulary::Create(*vd);
+  ASSERT_TRUE(vocab.ok());
+  auto tok = engine::Tokenizer::Create(*vocab);
+  ASSERT_TRUE(tok.ok());
+  auto enc = EncodeChat(**tok, ex[0]);
+  ASSERT_TRUE(enc.ok());
+  EXPECT_EQ((*tok)->Decode(enc->tokens, {.render_special = true}),
+            "<|im_start|>user\nhow do I cancel order 123?<|im_end|>\n<|im_start|>assistant\n"
+            "You can cancel it on our website.<|im_end|>");
+  // The prompt part is exactly what the engine encodes for `engine run --chat`.
+  const engine::ChatMessage msgs[] = {{"user", ex[0].question}};
+  auto segs = engine::ChatTemplate(engine::ChatFormat::kChatMl).Render(msgs, true);
+  ASSERT_TRUE(segs.ok());
+  const auto prompt = (*tok)->EncodePrompt(*segs);
+  ASSERT_EQ(enc->prompt_tokens, int(prompt.size()));
+  EXPECT_TRUE(std::equal(prompt.begin(), prompt.end(), enc->tokens.begin()));
+}
+
+}  // namespace
+}  // namespace hotline::train
