@@ -2,6 +2,7 @@
 // the Q8_0 model through `hotline engine run`, the checkpoint through --resume.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -35,7 +36,8 @@ class TrainCli : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(fs::exists(kHotline)) << kHotline << " missing: build the `hotline` target";
     ASSERT_TRUE(fs::exists(kCsv)) << kCsv << " missing (../shared/data)";
-    dir_ = fs::path(::testing::TempDir()) / "hotline_train_cli";
+    // One folder per process: CTest runs the tests of this file in parallel.
+    dir_ = fs::path(::testing::TempDir()) / ("hotline_train_cli_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
