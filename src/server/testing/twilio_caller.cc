@@ -1,12 +1,14 @@
 #include "server/testing/twilio_caller.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -42,18 +44,35 @@ TwilioCaller::~TwilioCaller() {
 }
 
 bool TwilioCaller::Connect(int port, const std::string& path) {
+  return Connect("127.0.0.1", port, path);
+}
+
+bool TwilioCaller::Connect(const std::string& host, int port, const std::string& path) {
+  if (port <= 0 || port > 65535) return error_ = "port out of range", false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
+    if (rc != 0 || found == nullptr) {
+      return error_ = "cannot resolve " + host + ": " + ::gai_strerror(rc), false;
+    }
+    addr.sin_addr = reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr;
+    ::freeaddrinfo(found);
+  }
   fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd_ < 0) return error_ = "socket failed", false;
   int one = 1;
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    return error_ = "connect failed", false;
+    error_ = "connect to " + host + ":" + std::to_string(port) + " failed: " + std::strerror(errno);
+    return false;
   }
-  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" +
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: " + host + ":" +
                               std::to_string(port) +
                               "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                               "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
