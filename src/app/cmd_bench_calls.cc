@@ -6,6 +6,7 @@
 // Reports latency percentiles, calls that failed and why, answers per cache tier (from the
 // server's /metrics before and after) and, with --server-pid on the same machine, the server's
 // CPU and memory.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -131,6 +132,14 @@ std::optional<ProcSample> ReadProc(long pid) {
     if (line.rfind("VmRSS:", 0) == 0) s.rss_mb = std::atof(line.c_str() + 6) / 1024.0;
   }
   return s;
+}
+
+// CPU seconds this process (the callers) has used.
+double OwnCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 double LoadAverage1m() {
@@ -268,6 +277,7 @@ int RunBenchCalls(std::span<const std::string> argv) {
   int peak_active = 0;
   double peak_rss_mb = proc_before ? proc_before->rss_mb : 0;
   const double load_start = LoadAverage1m();
+  const double own_cpu_start = OwnCpuSeconds();
 
   const auto t0 = Clock::now();
   const auto stop_at =
@@ -321,6 +331,8 @@ int RunBenchCalls(std::span<const std::string> argv) {
   sampling = false;
   sampler.join();
   const double load_end = LoadAverage1m();
+  // The callers share the machine with a server on loopback: their own CPU is part of the load.
+  const double own_cpu_cores = (OwnCpuSeconds() - own_cpu_start) / wall_s;
 
   std::map<std::string, double> tiers;
   if (tiers_before.ok()) {
@@ -373,6 +385,7 @@ int RunBenchCalls(std::span<const std::string> argv) {
           {"p99", NumberOrNull(p99)},
           {"max", NumberOrNull(max)}}},
         {"load_average_1m", {{"start", NumberOrNull(load_start)}, {"end", NumberOrNull(load_end)}}},
+        {"generator_cpu_cores", own_cpu_cores},
     };
     nlohmann::json fail = nlohmann::json::array();
     for (const auto& f : failures) fail.push_back({{"call", f.call}, {"reason", f.reason}});
@@ -423,7 +436,8 @@ int RunBenchCalls(std::span<const std::string> argv) {
     } else {
       std::printf("%s\n", server_note.c_str());
     }
-    std::printf("load average (1 min): %.2f at start, %.2f at end\n", load_start, load_end);
+    std::printf("load average (1 min): %.2f at start, %.2f at end; the callers used %.2f cores\n",
+                load_start, load_end, own_cpu_cores);
     for (size_t i = 0; i < failures.size() && i < 20; ++i) {
       std::printf("  call %d failed: %s\n", failures[i].call, failures[i].reason.c_str());
     }
