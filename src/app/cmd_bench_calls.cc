@@ -195,16 +195,17 @@ int RunBenchCalls(std::span<const std::string> argv) {
   auto duration = args->GetDouble("--duration", 1, 1, 86400);
   auto per_call = args->GetInt("--questions-per-call", 3, 1, 50);
   auto server_pid = args->GetInt("--server-pid", 0, 1, 4194304);
+  auto ramp = args->GetDouble("--ramp", -1, 0, 86400);  // -1: not given
   for (const Status& s : {concurrency.status(), duration.status(), per_call.status(),
-                          server_pid.status(), args->Finish()}) {
+                          server_pid.status(), ramp.status(), args->Finish()}) {
     if (!s.ok()) return UsageError(s.message(), kUsage);
   }
   if (!args->positional().empty()) return UsageError("unexpected argument", kUsage);
   if (url.empty()) return UsageError("--url is required", kUsage);
   if (!has_concurrency) return UsageError("--concurrency is required", kUsage);
   if (!has_duration) return UsageError("--duration is required", kUsage);
-  auto ramp = args->GetDouble("--ramp", std::min(10.0, *duration / 4), 0, *duration);
-  if (!ramp.ok()) return UsageError(ramp.status().message(), kUsage);
+  if (*ramp < 0) *ramp = std::min(10.0, *duration / 4);
+  if (*ramp > *duration) return UsageError("--ramp must not exceed --duration", kUsage);
   auto target = ParseWsUrl(url);
   if (!target.ok()) return UsageError(target.status().message(), kUsage);
   const int n = static_cast<int>(*concurrency);

@@ -103,7 +103,7 @@ TEST(BenchCallsCli, TwoConcurrentCallsReportLatencyTiersAndServerFigures) {
   ASSERT_GT(server.port(), 0) << server.log();
   const std::string url = "ws://127.0.0.1:" + std::to_string(server.port()) + "/twilio";
   CommandResult r = RunCommand("bench calls --url " + url +
-                               " --concurrency 2 --duration 10 --json --server-pid " +
+                               " --concurrency 2 --duration 10 --json --ramp 2 --server-pid " +
                                std::to_string(server.pid()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output, nullptr, false);
@@ -169,6 +169,11 @@ TEST(BenchCallsCli, ClearErrors) {
       RunCommand("bench calls --url ws://127.0.0.1:1/twilio --concurrency 0 --duration 5");
   EXPECT_EQ(bad_n.exit_code, 2) << bad_n.output;
   EXPECT_NE(bad_n.output.find("--concurrency"), std::string::npos) << bad_n.output;
+
+  CommandResult bad_ramp =
+      RunCommand("bench calls --url ws://127.0.0.1:1/twilio --concurrency 2 --duration 5 --ramp 6");
+  EXPECT_EQ(bad_ramp.exit_code, 2) << bad_ramp.output;
+  EXPECT_NE(bad_ramp.output.find("--ramp"), std::string::npos) << bad_ramp.output;
 
   CommandResult bad_s =
       RunCommand("bench calls --url ws://127.0.0.1:1/twilio --concurrency 2 --duration 100000");
