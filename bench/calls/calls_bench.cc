@@ -5,10 +5,14 @@
 // questions twice (the second round is answerable from the caches), and the whole run is
 // repeated with one call as the baseline, so the figures print as ratios against it.
 //
-// usage: bench_calls [--calls N] [--questions K] [--no-baseline] [--cmn-per-stream] [--no-lead-trim]
+// usage: bench_calls [--calls N] [--questions K] [--no-baseline] [--cmn-per-stream]
+// [--no-lead-trim]
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -20,20 +24,14 @@
 #include <thread>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-#include <unistd.h>
-
-#include "audio/g711.h"
-#include "audio/resampler.h"
 #include "common/metrics.h"
 #include "pipeline/call_stack.h"
 #include "server/calls/twilio_endpoint.h"
 #include "server/http_server.h"
-#include "server/testing/twilio_caller.h"
+#include "server/testing/call_load.h"
 #include "tts/synthesizer.h"
 
 using namespace hotline;
-using server::testing::TwilioCaller;
 
 namespace {
 
@@ -51,29 +49,6 @@ long RssKb() {
   return 0;
 }
 
-struct Question {
-  std::string text;
-  std::string speech;   // μ-law up to and including the last audible frame
-  std::string trailer;  // the rest (silence)
-};
-
-Question Synthesize(tts::Synthesizer& synth, const std::string& text) {
-  auto speech = tts::SynthesizeToBuffer(synth, text);
-  if (!speech.ok()) Die("synthesize", speech.status());
-  auto narrow = audio::Resample(audio::AudioView(speech->samples, speech->sample_rate_hz), 8000);
-  if (!narrow.ok()) Die("resample", narrow.status());
-  std::string mulaw(narrow->samples.size(), '\0');
-  audio::EncodeMulaw(narrow->samples,
-                     std::span<uint8_t>(reinterpret_cast<uint8_t*>(mulaw.data()), mulaw.size()));
-  size_t last = 0;
-  for (size_t i = 0; i + 160 <= narrow->samples.size(); i += 160) {
-    double p = 0;
-    for (size_t k = i; k < i + 160; ++k) p += double(narrow->samples[k]) * narrow->samples[k];
-    if (std::sqrt(p / 160) > 300) last = i + 160;
-  }
-  return {text, mulaw.substr(0, last), mulaw.substr(last)};
-}
-
 struct Sample {
   double ms;
   bool repeat;  // second round: the same question again
@@ -87,8 +62,8 @@ struct RunResult {
   double wall_s = 0;
 };
 
-RunResult Run(pipeline::CallStack& stack, int calls, const std::vector<Question>& questions,
-              int per_call) {
+RunResult Run(pipeline::CallStack& stack, int calls,
+              const std::vector<server::testing::CallerQuestion>& questions, int per_call) {
   server::ServerConfig sc;
   sc.port = 0;
   auto srv = server::HttpServer::Create(sc);
@@ -105,65 +80,48 @@ RunResult Run(pipeline::CallStack& stack, int calls, const std::vector<Question>
   std::mutex mu;
   const long rss_before = RssKb();
   long rss_peak = rss_before;
+  std::atomic<bool> sampling{true};
+  std::thread sampler([&] {
+    while (sampling.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      std::lock_guard<std::mutex> lock(mu);
+      rss_peak = std::max(rss_peak, RssKb());
+    }
+  });
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
   for (int c = 0; c < calls; ++c) {
     threads.emplace_back([&, c] {
       // Stagger the calls so their turns do not all end on the same frame.
       std::this_thread::sleep_for(std::chrono::milliseconds(c * 370));
-      TwilioCaller caller;
-      bool ok = caller.Connect((*srv)->port(), "/twilio") &&
-                caller.Start("CA" + std::to_string(c), {{"caller", "+1555010" + std::to_string(c % 10)}});
-      ok = ok && caller.WaitForAudio(TwilioCaller::Clock::now(), 20000).has_value() &&
-           caller.WaitForQuiet(700, 30000);
-      std::vector<Sample> mine;
-      int missing = 0;
-      for (int round = 0; ok && round < 2; ++round) {
-        for (int k = 0; ok && k < per_call; ++k) {
-          const Question& q = questions[(c + k) % questions.size()];
-          const auto end = caller.SendAudio(q.speech);
-          auto first = caller.WaitForAudio(end, 20000);
-          if (!first) {
-            ++missing;
-            continue;
-          }
-          mine.push_back({std::chrono::duration<double, std::milli>(*first - end).count(), round == 1});
-          ok = caller.WaitForQuiet(700, 60000) && !caller.closed();
-          {
-            std::lock_guard<std::mutex> lock(mu);
-            rss_peak = std::max(rss_peak, RssKb());
-          }
-        }
-      }
-      const bool agent_closed = caller.closed();
-      const std::string reason = caller.close_reason();
-      caller.SendStop();
-      caller.WaitClosed(5000);
+      server::testing::CallScript script;
+      script.port = (*srv)->port();
+      script.call_sid = "CA" + std::to_string(c);
+      script.caller_number = "+1555010" + std::to_string(c % 10);
+      script.questions = &questions;
+      script.first_question = c;
+      script.questions_per_call = per_call;
+      script.rounds = 2;
+      server::testing::CallOutcome outcome = server::testing::RunScriptedCall(script);
       std::lock_guard<std::mutex> lock(mu);
-      if (!ok) {
-        std::printf("  call %d ended early: %s\n", c,
-                    agent_closed ? ("agent closed the stream: " + reason).c_str()
-                                 : "no reply or reply never ended");
+      if (!outcome.failure.empty()) {
+        std::printf("  call %d ended early: %s\n", c, outcome.failure.c_str());
+        ++result.failed_calls;
       }
-      result.samples.insert(result.samples.end(), mine.begin(), mine.end());
-      result.missing_replies += missing;
-      if (!ok) ++result.failed_calls;
+      for (const auto& t : outcome.turns) result.samples.push_back({t.latency_ms, t.round == 1});
+      result.missing_replies += outcome.missing_replies;
     });
   }
   for (auto& t : threads) t.join();
+  sampling = false;
+  sampler.join();
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   result.rss_per_call_mb = (rss_peak - rss_before) / 1024.0 / std::max(calls, 1);
   (*srv)->Stop();
   return result;
 }
 
-double Pct(std::vector<double> v, double p) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const double idx = p / 100 * (v.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(idx)), hi = static_cast<size_t>(std::ceil(idx));
-  return v[lo] + (v[hi] - v[lo]) * (idx - lo);
-}
+double Pct(std::vector<double> v, double p) { return server::testing::Percentile(std::move(v), p); }
 
 void Report(const char* name, const RunResult& r, int endpointing_ms) {
   std::vector<double> all, first, repeat;
@@ -171,13 +129,15 @@ void Report(const char* name, const RunResult& r, int endpointing_ms) {
     all.push_back(s.ms);
     (s.repeat ? repeat : first).push_back(s.ms);
   }
-  std::printf("%-10s turns %3zu  failed calls %d  missing replies %d  wall %.0f s  RSS/call %.1f MB\n",
-              name, all.size(), r.failed_calls, r.missing_replies, r.wall_s, r.rss_per_call_mb);
+  std::printf(
+      "%-10s turns %3zu  failed calls %d  missing replies %d  wall %.0f s  RSS/call %.1f MB\n",
+      name, all.size(), r.failed_calls, r.missing_replies, r.wall_s, r.rss_per_call_mb);
   auto row = [&](const char* what, const std::vector<double>& v) {
-    std::printf("  %-22s n=%3zu  P50 %6.0f ms  P95 %6.0f ms  P99 %6.0f ms  max %6.0f ms  "
-                "(P99 - endpointing %+.0f ms)\n",
-                what, v.size(), Pct(v, 50), Pct(v, 95), Pct(v, 99), Pct(v, 100),
-                Pct(v, 99) - endpointing_ms);
+    std::printf(
+        "  %-22s n=%3zu  P50 %6.0f ms  P95 %6.0f ms  P99 %6.0f ms  max %6.0f ms  "
+        "(P99 - endpointing %+.0f ms)\n",
+        what, v.size(), Pct(v, 50), Pct(v, 95), Pct(v, 99), Pct(v, 100),
+        Pct(v, 99) - endpointing_ms);
   };
   row("all turns", all);
   row("first asks", first);
@@ -191,13 +151,20 @@ int main(int argc, char** argv) {
   int calls = 8, per_call = 3;
   bool baseline = true, cmn_per_stream = false, lead_trim = true;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--calls") && i + 1 < argc) calls = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--questions") && i + 1 < argc) per_call = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--no-baseline")) baseline = false;
-    else if (!std::strcmp(argv[i], "--cmn-per-stream")) cmn_per_stream = true;
-    else if (!std::strcmp(argv[i], "--no-lead-trim")) lead_trim = false;
+    if (!std::strcmp(argv[i], "--calls") && i + 1 < argc)
+      calls = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--questions") && i + 1 < argc)
+      per_call = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--no-baseline"))
+      baseline = false;
+    else if (!std::strcmp(argv[i], "--cmn-per-stream"))
+      cmn_per_stream = true;
+    else if (!std::strcmp(argv[i], "--no-lead-trim"))
+      lead_trim = false;
     else {
-      std::fprintf(stderr, "usage: bench_calls [--calls N] [--questions K] [--no-baseline] [--cmn-per-stream] [--no-lead-trim]\n");
+      std::fprintf(stderr,
+                   "usage: bench_calls [--calls N] [--questions K] [--no-baseline] "
+                   "[--cmn-per-stream] [--no-lead-trim]\n");
       return 2;
     }
   }
@@ -222,17 +189,17 @@ int main(int argc, char** argv) {
   tc.flite.voice = "cmu_us_rms";
   auto synth = tts::CreateSynthesizer(tc);
   if (!synth.ok()) Die("caller voice", synth.status());
-  std::vector<Question> questions;
-  for (const char* q : {"how can i cancel my order", "i want to change my shipping address",
-                        "what payment methods do you accept", "how do i get a refund",
-                        "how can i create an account", "i forgot my password",
-                        "where can i see the delivery options", "how do i subscribe to your newsletter"}) {
-    questions.push_back(Synthesize(**synth, q));
+  std::vector<server::testing::CallerQuestion> questions;
+  for (const auto& text : server::testing::BuiltInCallerQuestions()) {
+    auto q = server::testing::SynthesizeCallerQuestion(**synth, text);
+    if (!q.ok()) Die("caller question", q.status());
+    questions.push_back(std::move(*q));
   }
   const int endpointing_ms = o.endpointer.trailing_silence_ms;
-  std::printf("%d calls x %d questions x 2 rounds, real time; latency = caller's end of speech -> "
-              "first audible reply frame (endpointing alone: %d ms)\n",
-              calls, per_call, endpointing_ms);
+  std::printf(
+      "%d calls x %d questions x 2 rounds, real time; latency = caller's end of speech -> "
+      "first audible reply frame (endpointing alone: %d ms)\n",
+      calls, per_call, endpointing_ms);
   RunResult one;
   if (baseline) {
     one = Run(**stack, 1, questions, per_call);

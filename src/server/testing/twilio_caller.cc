@@ -1,17 +1,18 @@
 #include "server/testing/twilio_caller.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <random>
-
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "audio/g711.h"
 #include "transport/base64.h"
@@ -20,8 +21,12 @@ namespace hotline::server::testing {
 
 namespace {
 
-constexpr size_t kFrameBytes = 160;  // 20 ms of 8 kHz μ-law
+constexpr size_t kFrameBytes = 160;    // 20 ms of 8 kHz μ-law
 constexpr double kAudibleRms = 103.0;  // about -50 dBFS
+constexpr size_t kMaxMessageBytes = 1 << 20;
+// Agent audio kept per call: 10 minutes of frames (9.6 MB of PCM); beyond it frames are dropped
+// (a call this long is not one a test or the load generator places).
+constexpr size_t kMaxFrames = 30000;
 
 bool WriteAll(int fd, const char* data, size_t size) {
   while (size > 0) {
@@ -42,18 +47,35 @@ TwilioCaller::~TwilioCaller() {
 }
 
 bool TwilioCaller::Connect(int port, const std::string& path) {
+  return Connect("127.0.0.1", port, path);
+}
+
+bool TwilioCaller::Connect(const std::string& host, int port, const std::string& path) {
+  if (port <= 0 || port > 65535) return error_ = "port out of range", false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
+    if (rc != 0 || found == nullptr) {
+      return error_ = "cannot resolve " + host + ": " + ::gai_strerror(rc), false;
+    }
+    addr.sin_addr = reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr;
+    ::freeaddrinfo(found);
+  }
   fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd_ < 0) return error_ = "socket failed", false;
   int one = 1;
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    return error_ = "connect failed", false;
+    error_ = "connect to " + host + ":" + std::to_string(port) + " failed: " + std::strerror(errno);
+    return false;
   }
-  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" +
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: " + host + ":" +
                               std::to_string(port) +
                               "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                               "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
@@ -87,7 +109,8 @@ bool TwilioCaller::SendFrame(uint8_t opcode, const std::string& payload) {
     frame.push_back(static_cast<char>(n & 0xFF));
   } else {
     frame.push_back(static_cast<char>(0x80 | 127));
-    for (int i = 7; i >= 0; --i) frame.push_back(static_cast<char>((static_cast<uint64_t>(n) >> (8 * i)) & 0xFF));
+    for (int i = 7; i >= 0; --i)
+      frame.push_back(static_cast<char>((static_cast<uint64_t>(n) >> (8 * i)) & 0xFF));
   }
   const uint8_t mask[4] = {0x12, 0x34, 0x56, 0x78};
   frame.append(reinterpret_cast<const char*>(mask), 4);
@@ -99,8 +122,9 @@ bool TwilioCaller::SendFrame(uint8_t opcode, const std::string& payload) {
 bool TwilioCaller::SendRawText(const std::string& text) { return SendFrame(0x1, text); }
 bool TwilioCaller::SendRawBinary(const std::string& bytes) { return SendFrame(0x2, bytes); }
 
-bool TwilioCaller::Start(const std::string& call_sid,
-                         const std::vector<std::pair<std::string, std::string>>& custom_parameters) {
+bool TwilioCaller::Start(
+    const std::string& call_sid,
+    const std::vector<std::pair<std::string, std::string>>& custom_parameters) {
   stream_sid_ = "MZ" + call_sid;
   nlohmann::json connected = {{"event", "connected"}, {"protocol", "Call"}, {"version", "1.0.0"}};
   nlohmann::json params = nlohmann::json::object();
@@ -206,6 +230,11 @@ void TwilioCaller::ReadLoop() {
         pos = 10;
       }
       if (b1 & 0x80) pos += 4;  // servers do not mask; tolerate it anyway (unmasked below)
+      // The load generator points this at servers it does not control: bound what one message
+      // may make it hold.
+      if (len > kMaxMessageBytes || message.size() + len > kMaxMessageBytes) {
+        return finish(1009, "agent message larger than 1 MiB");
+      }
       if (buf.size() < pos + len) break;
       std::string payload = buf.substr(pos, len);
       if (b1 & 0x80) {
@@ -238,16 +267,25 @@ void TwilioCaller::ReadLoop() {
 
 void TwilioCaller::OnText(const std::string& text, Clock::time_point at) {
   nlohmann::json m = nlohmann::json::parse(text, nullptr, false);
-  if (m.is_discarded() || !m.contains("event")) return;
+  if (m.is_discarded() || !m.is_object() || !m.contains("event") || !m["event"].is_string()) return;
   const std::string event = m["event"].get<std::string>();
+  // Fields of the wrong shape are ignored rather than trusted (the reader thread must not throw).
+  auto text_at = [&m](const char* object, const char* field) -> std::optional<std::string> {
+    if (!m.contains(object) || !m[object].is_object()) return std::nullopt;
+    const auto& o = m[object];
+    if (!o.contains(field) || !o[field].is_string()) return std::nullopt;
+    return o[field].get<std::string>();
+  };
   std::lock_guard<std::mutex> lock(mu_);
   if (event == "media") {
-    auto bytes = transport::Base64Decode(m["media"]["payload"].get<std::string>());
+    const auto payload = text_at("media", "payload");
+    if (!payload || frames_.size() >= kMaxFrames) return;
+    auto bytes = transport::Base64Decode(*payload);
     if (!bytes.ok()) return;
     std::vector<int16_t> pcm(bytes->size());
-    audio::DecodeMulaw(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()),
-                                                bytes->size()),
-                       pcm);
+    audio::DecodeMulaw(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()),
+        pcm);
     // Twilio plays what it is sent in real time, after what is already queued: a frame is
     // heard when the frames before it have played, not when it arrives.
     for (size_t i = 0; i < pcm.size(); i += kFrameBytes) {
@@ -261,7 +299,9 @@ void TwilioCaller::OnText(const std::string& text, Clock::time_point at) {
     }
     received_.insert(received_.end(), pcm.begin(), pcm.end());
   } else if (event == "mark") {
-    pending_marks_.emplace_back(std::max(play_end_, at), m["mark"]["name"].get<std::string>());
+    const auto name = text_at("mark", "name");
+    if (!name) return;
+    pending_marks_.emplace_back(std::max(play_end_, at), *name);
   } else if (event == "clear") {
     clears_.push_back(at);
     // Queued frames that had not started playing are never heard.

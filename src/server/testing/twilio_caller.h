@@ -37,8 +37,10 @@ class TwilioCaller {
   TwilioCaller(const TwilioCaller&) = delete;
   TwilioCaller& operator=(const TwilioCaller&) = delete;
 
-  // Opens the WebSocket (HTTP upgrade). False with error() on failure.
+  // Opens the WebSocket (HTTP upgrade) to 127.0.0.1:port, or to `host` (an IPv4 address or a
+  // name resolved to one). False with error() on failure.
   bool Connect(int port, const std::string& path);
+  bool Connect(const std::string& host, int port, const std::string& path);
   // `connected` + `start` for an 8 kHz μ-law stream.
   bool Start(const std::string& call_sid,
              const std::vector<std::pair<std::string, std::string>>& custom_parameters = {});

@@ -1,0 +1,455 @@
+// `hotline bench calls --url ws://HOST:PORT/twilio --concurrency N --duration S [--json] ...`
+// A load generator that behaves like Twilio against a running `hotline serve`: N concurrent
+// Media Streams calls, each asking synthesized questions in real time (8 kHz μ-law, 20 ms
+// frames) and timing, from the caller's side, the end of each question to the first audible
+// reply frame as Twilio would play it. Calls that end are replaced until S seconds have passed.
+// Reports latency percentiles, calls that failed and why, answers per cache tier (from the
+// server's /metrics before and after) and, with --server-pid on the same machine, the server's
+// CPU and memory.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "app/cli.h"
+#include "app/doctor.h"
+#include "net/http_client.h"
+#include "server/testing/call_load.h"
+#include "tts/synthesizer.h"
+
+namespace hotline::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace testing = server::testing;
+
+constexpr char kUsage[] =
+    "usage: hotline bench calls --url ws://HOST:PORT/twilio --concurrency N --duration S [--json]\n"
+    "                           [--questions FILE|built-in] [--voice NAME]\n"
+    "                           [--questions-per-call K] [--ramp S] [--server-pid PID]\n"
+    "  Places N concurrent Twilio Media Streams calls against a running `hotline serve`, each\n"
+    "  asking synthesized questions in real time (8 kHz mu-law, 20 ms frames) and replaced when "
+    "it\n"
+    "  ends, for S seconds. Latency is the caller's: end of a question -> first audible reply "
+    "frame\n"
+    "  as Twilio plays it (queued audio plays in real time).\n"
+    "  --url URL               the server's Twilio endpoint (ws:// only)\n"
+    "  --concurrency N         calls kept running at once, 1..512\n"
+    "  --duration S            seconds during which questions are asked, 1..86400 (turns in\n"
+    "                          progress then finish and the calls hang up)\n"
+    "  --json                  the report as one JSON object\n"
+    "  --questions FILE        questions, one per line ('#' comments); default built-in\n"
+    "  --voice NAME            flite voice of the callers (default cmu_us_rms)\n"
+    "  --questions-per-call K  questions before a call hangs up, 1..50 (default 3)\n"
+    "  --ramp S                spread the first N call starts over S seconds (default\n"
+    "                          min(10, duration/4))\n"
+    "  --server-pid PID        the server's process on this machine: report its CPU and memory\n"
+    "  Exit status: 0 all calls went as scripted, 3 some failed, 1 error, 2 usage.\n";
+
+struct WsUrl {
+  std::string host;
+  int port = 80;
+  std::string path = "/twilio";
+};
+
+Result<WsUrl> ParseWsUrl(const std::string& url) {
+  if (url.rfind("wss://", 0) == 0) {
+    return InvalidArgumentError("--url " + url +
+                                ": wss:// is not supported; give the server's plain ws:// address");
+  }
+  if (url.rfind("ws://", 0) != 0) {
+    return InvalidArgumentError("--url " + url + ": expected ws://HOST:PORT/twilio");
+  }
+  WsUrl out;
+  std::string rest = url.substr(5);
+  const size_t slash = rest.find('/');
+  std::string authority = rest.substr(0, slash);
+  if (slash != std::string::npos) out.path = rest.substr(slash);
+  if (authority.empty()) return InvalidArgumentError("--url " + url + ": no host");
+  if (authority.front() == '[') {
+    return InvalidArgumentError("--url " + url + ": IPv6 addresses are not supported");
+  }
+  const size_t colon = authority.rfind(':');
+  if (colon != std::string::npos) {
+    const std::string port = authority.substr(colon + 1);
+    authority.resize(colon);
+    if (port.empty() || port.size() > 5 ||
+        port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) < 1 ||
+        std::stoi(port) > 65535) {
+      return InvalidArgumentError("--url " + url + ": port must be 1..65535");
+    }
+    out.port = std::stoi(port);
+  }
+  if (authority.empty() || authority.size() > 253 ||
+      authority.find_first_of(" \t\r\n@?#") != std::string::npos) {
+    return InvalidArgumentError("--url " + url + ": bad host");
+  }
+  if (out.path.find_first_of(" \t\r\n") != std::string::npos || out.path.size() > 1024) {
+    return InvalidArgumentError("--url " + url + ": bad path");
+  }
+  out.host = authority;
+  return out;
+}
+
+// The server's process figures from /proc (same machine only).
+struct ProcSample {
+  double cpu_s = 0;  // user + system
+  double rss_mb = 0;
+};
+
+std::optional<ProcSample> ReadProc(long pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return std::nullopt;
+  const size_t paren = line.rfind(')');  // the command name may contain spaces
+  if (paren == std::string::npos) return std::nullopt;
+  std::istringstream fields(line.substr(paren + 2));
+  std::string field;
+  double utime = 0, stime = 0;
+  // After the name: state is field 3; utime and stime are fields 14 and 15.
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) utime = std::atof(field.c_str());
+    if (i == 15) stime = std::atof(field.c_str());
+  }
+  ProcSample s;
+  s.cpu_s = (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) s.rss_mb = std::atof(line.c_str() + 6) / 1024.0;
+  }
+  return s;
+}
+
+// CPU seconds this process (the callers) has used.
+double OwnCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+double LoadAverage1m() {
+  std::ifstream in("/proc/loadavg");
+  double load = NAN;
+  in >> load;
+  return load;
+}
+
+// Answers by tier from the server's /metrics; error when it cannot be read.
+Result<std::map<std::string, double>> AnswersByTier(net::HttpClient& http,
+                                                    const std::string& metrics_url) {
+  auto response = http.Send(net::HttpRequest::Get(metrics_url));
+  if (!response.ok()) return response.status();
+  if (response->status != 200) {
+    return UnavailableError("GET " + metrics_url + " answered " + std::to_string(response->status));
+  }
+  auto samples = ParsePrometheusText(response->body);
+  if (!samples.ok()) return samples.status().WithContext(metrics_url);
+  std::map<std::string, double> tiers;
+  for (const auto& tier : samples->LabelValues("hotline_pipeline_answers_total", "tier")) {
+    tiers[tier] = samples->Sum("hotline_pipeline_answers_total", {{"tier", tier}});
+  }
+  return tiers;
+}
+
+std::string Ms(double v) {
+  if (std::isnan(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f ms", v);
+  return buf;
+}
+
+nlohmann::json NumberOrNull(double v) {
+  return std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
+}
+
+int RunBenchCalls(std::span<const std::string> argv) {
+  auto args = Args::Parse(argv, {"--url", "--concurrency", "--duration", "--questions", "--voice",
+                                 "--questions-per-call", "--ramp", "--server-pid"});
+  if (!args.ok()) return UsageError(args.status().message(), kUsage);
+  if (args->Has("--help") || args->Has("-h")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  const std::string url = args->GetOr("--url", "");
+  const bool json = args->Has("--json");
+  const std::string questions_arg = args->GetOr("--questions", "built-in");
+  const std::string voice = args->GetOr("--voice", "cmu_us_rms");
+  const bool has_concurrency = args->Has("--concurrency");
+  const bool has_duration = args->Has("--duration");
+  auto concurrency = args->GetInt("--concurrency", 1, 1, 512);
+  auto duration = args->GetDouble("--duration", 1, 1, 86400);
+  auto per_call = args->GetInt("--questions-per-call", 3, 1, 50);
+  auto server_pid = args->GetInt("--server-pid", 0, 1, 4194304);
+  auto ramp = args->GetDouble("--ramp", -1, 0, 86400);  // -1: not given
+  for (const Status& s : {concurrency.status(), duration.status(), per_call.status(),
+                          server_pid.status(), ramp.status(), args->Finish()}) {
+    if (!s.ok()) return UsageError(s.message(), kUsage);
+  }
+  if (!args->positional().empty()) return UsageError("unexpected argument", kUsage);
+  if (url.empty()) return UsageError("--url is required", kUsage);
+  if (!has_concurrency) return UsageError("--concurrency is required", kUsage);
+  if (!has_duration) return UsageError("--duration is required", kUsage);
+  if (*ramp < 0) *ramp = std::min(10.0, *duration / 4);
+  if (*ramp > *duration) return UsageError("--ramp must not exceed --duration", kUsage);
+  auto target = ParseWsUrl(url);
+  if (!target.ok()) return UsageError(target.status().message(), kUsage);
+  const int n = static_cast<int>(*concurrency);
+  const long pid = args->Has("--server-pid") ? static_cast<long>(*server_pid) : 0;
+
+  std::optional<ProcSample> proc_before;
+  if (pid != 0) {
+    proc_before = ReadProc(pid);
+    if (!proc_before) return Fail("--server-pid " + std::to_string(pid) + ": no such process here");
+  }
+
+  // The server must answer before anything else is spent: its /metrics doubles as the check.
+  const std::string metrics_url =
+      "http://" + target->host + ":" + std::to_string(target->port) + "/metrics";
+  net::HttpClientConfig http_config;
+  http_config.connect_timeout_ms = 3000;
+  http_config.total_timeout_ms = 10000;
+  net::HttpClient http(http_config);
+  auto tiers_before = AnswersByTier(http, metrics_url);
+  std::string tiers_note;
+  if (!tiers_before.ok()) {
+    if (tiers_before.status().code() == StatusCode::kUnavailable ||
+        tiers_before.status().code() == StatusCode::kDeadlineExceeded) {
+      // Reached nothing at all (refused, unresolvable, timed out) vs. no /metrics there.
+      auto probe = http.Send(net::HttpRequest::Get("http://" + target->host + ":" +
+                                                   std::to_string(target->port) + "/healthz"));
+      if (!probe.ok()) {
+        return Fail("cannot reach the server at " + target->host + ":" +
+                    std::to_string(target->port) + ": " + probe.status().message());
+      }
+    }
+    tiers_note = "per-tier counts unavailable: " + tiers_before.status().message();
+  }
+
+  // Caller speech, synthesized once.
+  std::vector<std::string> texts;
+  if (questions_arg == "built-in") {
+    texts = testing::BuiltInCallerQuestions();
+  } else {
+    auto read = testing::ReadCallerQuestions(questions_arg);
+    if (!read.ok()) return Fail(read.status());
+    texts = std::move(*read);
+  }
+  tts::TtsConfig tts_config;
+  tts_config.flite.voice = voice;
+  auto synth = tts::CreateSynthesizer(tts_config);
+  if (!synth.ok()) return Fail(synth.status().WithContext("caller voice " + voice));
+  std::vector<testing::CallerQuestion> questions;
+  for (const auto& text : texts) {
+    auto q = testing::SynthesizeCallerQuestion(**synth, text);
+    if (!q.ok()) return Fail(q.status());
+    questions.push_back(std::move(*q));
+  }
+  if (!json) {
+    std::cerr << "hotline bench calls: " << n << " concurrent calls for " << *duration
+              << " s against " << url << " (" << questions.size() << " questions, " << *per_call
+              << " per call)\n";
+  }
+
+  struct Failure {
+    int call = 0;
+    std::string reason;
+  };
+  std::mutex mu;
+  std::vector<double> latencies;
+  std::vector<Failure> failures;
+  int calls_done = 0, connect_failures = 0, missing_replies = 0;
+  std::atomic<int> next_call{0};
+  std::atomic<int> active{0};
+  int peak_active = 0;
+  double peak_rss_mb = proc_before ? proc_before->rss_mb : 0;
+  const double load_start = LoadAverage1m();
+  const double own_cpu_start = OwnCpuSeconds();
+
+  const auto t0 = Clock::now();
+  const auto stop_at =
+      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*duration));
+  std::atomic<bool> sampling{true};
+  std::thread sampler([&] {
+    while (sampling.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      std::lock_guard<std::mutex> lock(mu);
+      peak_active = std::max(peak_active, active.load());
+      if (pid != 0) {
+        if (auto s = ReadProc(pid)) peak_rss_mb = std::max(peak_rss_mb, s->rss_mb);
+      }
+    }
+  });
+  std::vector<std::thread> slots;
+  for (int slot = 0; slot < n; ++slot) {
+    slots.emplace_back([&, slot] {
+      // Stagger the first calls so their turns do not all end on the same frame.
+      std::this_thread::sleep_for(std::chrono::duration<double>(*ramp * slot / n));
+      while (Clock::now() < stop_at) {
+        const int id = next_call.fetch_add(1);
+        testing::CallScript script;
+        script.host = target->host;
+        script.port = target->port;
+        script.path = target->path;
+        script.call_sid = "CABENCH" + std::to_string(id);
+        script.caller_number = "+1555" + std::to_string(1000000 + id % 1000000);
+        script.questions = &questions;
+        script.first_question = id;
+        script.questions_per_call = static_cast<int>(*per_call);
+        script.stop_asking_at = stop_at;
+        ++active;
+        testing::CallOutcome outcome = testing::RunScriptedCall(script);
+        --active;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          ++calls_done;
+          for (const auto& t : outcome.turns) latencies.push_back(t.latency_ms);
+          missing_replies += outcome.missing_replies;
+          if (!outcome.failure.empty()) failures.push_back({id, outcome.failure});
+          if (!outcome.connected) ++connect_failures;
+        }
+        // Do not spin against a server that refuses: one attempt a second per slot.
+        if (!outcome.connected) std::this_thread::sleep_for(std::chrono::seconds(1));
+      }
+    });
+  }
+  for (auto& t : slots) t.join();
+  const double wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  sampling = false;
+  sampler.join();
+  const double load_end = LoadAverage1m();
+  // The callers share the machine with a server on loopback: their own CPU is part of the load.
+  const double own_cpu_cores = (OwnCpuSeconds() - own_cpu_start) / wall_s;
+
+  std::map<std::string, double> tiers;
+  if (tiers_before.ok()) {
+    auto after = AnswersByTier(http, metrics_url);
+    if (after.ok()) {
+      for (const auto& [tier, count] : *after) {
+        const auto it = tiers_before->find(tier);
+        tiers[tier] = count - (it == tiers_before->end() ? 0 : it->second);
+      }
+    } else {
+      tiers_note = "per-tier counts unavailable: " + after.status().message();
+    }
+  }
+  std::optional<ProcSample> proc_after;
+  std::string server_note;
+  if (pid != 0) {
+    proc_after = ReadProc(pid);
+    if (!proc_after) server_note = "the server process " + std::to_string(pid) + " went away";
+  } else {
+    server_note =
+        "server CPU and memory not measured: /metrics has no process figures; give --server-pid "
+        "when the server runs on this machine";
+  }
+
+  const double p50 = testing::Percentile(latencies, 50);
+  const double p95 = testing::Percentile(latencies, 95);
+  const double p99 = testing::Percentile(latencies, 99);
+  const double max = testing::Percentile(latencies, 100);
+  const int failed = static_cast<int>(failures.size());
+
+  if (json) {
+    nlohmann::json out = {
+        {"url", url},
+        {"concurrency", n},
+        {"duration_s", *duration},
+        {"wall_s", wall_s},
+        {"questions", questions.size()},
+        {"questions_per_call", *per_call},
+        {"calls",
+         {{"started", calls_done},
+          {"completed", calls_done - failed},
+          {"failed", failed},
+          {"connect_failed", connect_failures},
+          {"peak_active", peak_active}}},
+        {"turns", latencies.size()},
+        {"missing_replies", missing_replies},
+        {"latency_ms",
+         {{"p50", NumberOrNull(p50)},
+          {"p95", NumberOrNull(p95)},
+          {"p99", NumberOrNull(p99)},
+          {"max", NumberOrNull(max)}}},
+        {"load_average_1m", {{"start", NumberOrNull(load_start)}, {"end", NumberOrNull(load_end)}}},
+        {"generator_cpu_cores", own_cpu_cores},
+    };
+    nlohmann::json fail = nlohmann::json::array();
+    for (const auto& f : failures) fail.push_back({{"call", f.call}, {"reason", f.reason}});
+    out["failures"] = fail;
+    if (tiers_note.empty()) {
+      out["answers_by_tier"] = tiers;
+    } else {
+      out["answers_by_tier"] = nullptr;
+      out["answers_by_tier_note"] = tiers_note;
+    }
+    if (proc_before && proc_after) {
+      const double cpu = (proc_after->cpu_s - proc_before->cpu_s) / wall_s;
+      out["server"] = {{"pid", pid},
+                       {"cpu_cores", cpu},
+                       {"rss_mb_before", proc_before->rss_mb},
+                       {"rss_mb_peak", peak_rss_mb},
+                       {"rss_mb_after", proc_after->rss_mb},
+                       {"rss_mb_per_call", (peak_rss_mb - proc_before->rss_mb) / n},
+                       {"cpu_cores_per_call", cpu / n}};
+    } else {
+      out["server"] = nullptr;
+      out["server_note"] = server_note;
+    }
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::printf(
+        "calls: %d placed, %d failed (%d could not connect), peak %d at once; wall %.0f s\n",
+        calls_done, failed, connect_failures, peak_active, wall_s);
+    std::printf("turns: %zu, missing replies %d\n", latencies.size(), missing_replies);
+    std::printf(
+        "voice-to-voice (end of speech -> first audible reply, as played): P50 %s  "
+        "P95 %s  P99 %s  max %s\n",
+        Ms(p50).c_str(), Ms(p95).c_str(), Ms(p99).c_str(), Ms(max).c_str());
+    if (tiers_note.empty()) {
+      std::printf("answers by tier (server /metrics delta):");
+      for (const auto& [tier, count] : tiers) std::printf(" %s %.0f", tier.c_str(), count);
+      std::printf("\n");
+    } else {
+      std::printf("%s\n", tiers_note.c_str());
+    }
+    if (proc_before && proc_after) {
+      const double cpu = (proc_after->cpu_s - proc_before->cpu_s) / wall_s;
+      std::printf(
+          "server (pid %ld): CPU %.2f cores (%.3f per call); RSS %.0f MB before, %.0f MB "
+          "peak, %.0f MB after (%.1f MB per concurrent call)\n",
+          pid, cpu, cpu / n, proc_before->rss_mb, peak_rss_mb, proc_after->rss_mb,
+          (peak_rss_mb - proc_before->rss_mb) / n);
+    } else {
+      std::printf("%s\n", server_note.c_str());
+    }
+    std::printf("load average (1 min): %.2f at start, %.2f at end; the callers used %.2f cores\n",
+                load_start, load_end, own_cpu_cores);
+    for (size_t i = 0; i < failures.size() && i < 20; ++i) {
+      std::printf("  call %d failed: %s\n", failures[i].call, failures[i].reason.c_str());
+    }
+    if (failures.size() > 20) std::printf("  ... and %zu more\n", failures.size() - 20);
+  }
+  return failed == 0 ? 0 : 3;
+}
+
+const CommandRegistrar kBenchCalls({"bench calls",
+                                    "load a running server with concurrent Twilio calls", kUsage,
+                                    RunBenchCalls});
+
+}  // namespace
+}  // namespace hotline::cli

@@ -1,0 +1,185 @@
+// `hotline bench calls` against a real `hotline serve` on loopback: two concurrent synthetic
+// Twilio callers for ten seconds, the JSON report carries latency percentiles, per-tier answer
+// counts and the server's CPU and memory, and no call failed. And the errors an operator meets
+// first: nothing listening, a URL that is not ws://, a concurrency out of range.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+
+namespace hotline {
+namespace {
+
+const std::string kBinary = std::string(HOTLINE_BINARY_DIR) + "/hotline";
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout, then stderr
+};
+
+CommandResult RunCommand(const std::string& args) {
+  CommandResult r;
+  FILE* p = popen(
+      (kBinary + " " + args + " 2>/tmp/bench_calls_cli_test_" + std::to_string(getpid()) + ".err")
+          .c_str(),
+      "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const std::string err_path = "/tmp/bench_calls_cli_test_" + std::to_string(getpid()) + ".err";
+  if (FILE* e = fopen(err_path.c_str(), "r")) {
+    while ((n = fread(buf, 1, sizeof buf, e)) > 0) r.output.append(buf, n);
+    fclose(e);
+  }
+  std::remove(err_path.c_str());
+  return r;
+}
+
+// `hotline serve --port 0`; its port from the "answering calls at ws://..." line.
+class Server {
+ public:
+  Server() {
+    int err_pipe[2];
+    if (pipe(err_pipe) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(err_pipe[1], STDERR_FILENO);
+      close(err_pipe[0]);
+      execl(kBinary.c_str(), kBinary.c_str(), "serve", "--port", "0", "--set", "log_level=warn",
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(err_pipe[1]);
+    err_fd_ = err_pipe[0];
+    std::string err;
+    std::smatch m;
+    const std::regex url_re("ws://127\\.0\\.0\\.1:([0-9]+)/twilio");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!std::regex_search(err, m, url_re) && std::chrono::steady_clock::now() < deadline) {
+      pollfd p{err_fd_, POLLIN, 0};
+      if (poll(&p, 1, 1000) <= 0) continue;
+      char buf[4096];
+      ssize_t n = read(err_fd_, buf, sizeof buf);
+      if (n <= 0) break;
+      err.append(buf, static_cast<size_t>(n));
+    }
+    if (std::regex_search(err, m, url_re)) port_ = std::stoi(m[1].str());
+    log_ = err;
+  }
+  ~Server() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      int status = 0;
+      waitpid(pid_, &status, 0);
+    }
+    if (err_fd_ >= 0) close(err_fd_);
+  }
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  const std::string& log() const { return log_; }
+
+ private:
+  pid_t pid_ = -1;
+  int err_fd_ = -1;
+  int port_ = 0;
+  std::string log_;
+};
+
+TEST(BenchCallsCli, TwoConcurrentCallsReportLatencyTiersAndServerFigures) {
+  Server server;
+  ASSERT_GT(server.port(), 0) << server.log();
+  const std::string url = "ws://127.0.0.1:" + std::to_string(server.port()) + "/twilio";
+  CommandResult r = RunCommand("bench calls --url " + url +
+                               " --concurrency 2 --duration 10 --json --ramp 2 --server-pid " +
+                               std::to_string(server.pid()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+
+  EXPECT_EQ(j["concurrency"], 2);
+  EXPECT_EQ(j["calls"]["failed"], 0) << j["failures"].dump();
+  EXPECT_EQ(j["calls"]["connect_failed"], 0);
+  EXPECT_TRUE(j["failures"].empty());
+  EXPECT_EQ(j["missing_replies"], 0);
+  EXPECT_GE(j["calls"]["started"].get<int>(), 2);
+  EXPECT_EQ(j["calls"]["peak_active"], 2);
+  const int turns = j["turns"].get<int>();
+  EXPECT_GE(turns, 2);  // each call asks at least its first question within 10 s
+
+  const auto& lat = j["latency_ms"];
+  ASSERT_TRUE(lat["p50"].is_number() && lat["p95"].is_number() && lat["p99"].is_number())
+      << lat.dump();
+  const double p50 = lat["p50"], p95 = lat["p95"], p99 = lat["p99"];
+  EXPECT_GT(p50, 0);
+  EXPECT_LE(p50, p95);
+  EXPECT_LE(p95, p99);
+  EXPECT_LT(p99, 10000);  // a reply within ten seconds of the question's end
+
+  ASSERT_TRUE(j["answers_by_tier"].is_object()) << j.dump(2);
+  double answers = 0;
+  for (const auto& [tier, count] : j["answers_by_tier"].items()) answers += count.get<double>();
+  EXPECT_GE(answers, turns) << j["answers_by_tier"].dump();
+
+  ASSERT_TRUE(j["server"].is_object()) << j.dump(2);
+  EXPECT_EQ(j["server"]["pid"], server.pid());
+  EXPECT_GT(j["server"]["cpu_cores"].get<double>(), 0);
+  EXPECT_GT(j["server"]["rss_mb_before"].get<double>(), 1);
+  EXPECT_GE(j["server"]["rss_mb_peak"].get<double>(), j["server"]["rss_mb_before"].get<double>());
+  EXPECT_GE(j["wall_s"].get<double>(), 10);
+}
+
+TEST(BenchCallsCli, ClearErrors) {
+  // A port nothing listens on: bind one, then close it.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int closed_port = ntohs(addr.sin_port);
+  close(fd);
+
+  CommandResult refused =
+      RunCommand("bench calls --url ws://127.0.0.1:" + std::to_string(closed_port) +
+                 "/twilio --concurrency 2 --duration 5");
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_NE(refused.output.find("cannot reach the server"), std::string::npos) << refused.output;
+
+  CommandResult bad_url =
+      RunCommand("bench calls --url http://127.0.0.1:1/twilio --concurrency 2 --duration 5");
+  EXPECT_EQ(bad_url.exit_code, 2) << bad_url.output;
+  EXPECT_NE(bad_url.output.find("expected ws://HOST:PORT/twilio"), std::string::npos);
+
+  CommandResult bad_n =
+      RunCommand("bench calls --url ws://127.0.0.1:1/twilio --concurrency 0 --duration 5");
+  EXPECT_EQ(bad_n.exit_code, 2) << bad_n.output;
+  EXPECT_NE(bad_n.output.find("--concurrency"), std::string::npos) << bad_n.output;
+
+  CommandResult bad_ramp =
+      RunCommand("bench calls --url ws://127.0.0.1:1/twilio --concurrency 2 --duration 5 --ramp 6");
+  EXPECT_EQ(bad_ramp.exit_code, 2) << bad_ramp.output;
+  EXPECT_NE(bad_ramp.output.find("--ramp"), std::string::npos) << bad_ramp.output;
+
+  CommandResult bad_s =
+      RunCommand("bench calls --url ws://127.0.0.1:1/twilio --concurrency 2 --duration 100000");
+  EXPECT_EQ(bad_s.exit_code, 2) << bad_s.output;
+  EXPECT_NE(bad_s.output.find("--duration"), std::string::npos) << bad_s.output;
+}
+
+}  // namespace
+}  // namespace hotline
