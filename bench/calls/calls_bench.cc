@@ -216,6 +216,17 @@ int main(int argc, char** argv) {
     std::printf("ratio %d calls / 1 call: P50 %.2fx  P99 %.2fx\n", calls, Pct(b, 50) / Pct(a, 50),
                 Pct(b, 99) / Pct(a, 99));
   }
+  // How the turns were answered (whole run): pre-work, speculative starts, prefetches.
+  const std::string text = MetricsRegistry::Global().ExposeText();
+  for (const char* name :
+       {"hotline_pipeline_prework_hits_total", "hotline_pipeline_speculation_hits_total",
+        "hotline_pipeline_speculation_misses_total", "hotline_pipeline_prefetches_total",
+        "hotline_pipeline_barge_in_pauses_total", "hotline_pipeline_transfers_total"}) {
+    const size_t at = text.find(std::string("\n") + name + " ");
+    if (at != std::string::npos) {
+      std::printf("%s\n", text.substr(at + 1, text.find('\n', at + 1) - at - 1).c_str());
+    }
+  }
   std::remove(o.kb_db.c_str());
   return many.failed_calls == 0 ? 0 : 1;
 }

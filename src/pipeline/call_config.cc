@@ -30,6 +30,7 @@ Status CallConfig::Validate() const {
     return InvalidArgumentError("output_chunk_ms must be a multiple of 20, got " +
                                 std::to_string(output_chunk_ms));
   }
+  RETURN_IF_ERROR(CheckRange("speculation_check_ms", speculation_check_ms, 0, 1000));
   RETURN_IF_ERROR(CheckRange("fallback_retries", fallback_retries, 0, 10));
   RETURN_IF_ERROR(CheckRange("lead_trim_max_ms", lead_trim_max_ms, 0, 2000));
   if (!(lead_trim_dbfs >= -90 && lead_trim_dbfs <= -20)) {

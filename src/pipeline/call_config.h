@@ -87,6 +87,9 @@ struct CallConfig {
   // after it. A final transcript that reads differently stops it at once (clear) and is answered
   // as usual; the caller may then hear a fragment of under 100 ms.
   bool prework_speculate = true;
+  // A final transcript that reads differently still confirms the speculative answer when the
+  // cached tiers answer it with the same text; this bounds the wait for that look-up (ms).
+  int speculation_check_ms = 50;
   // When no cached tier answers the stable partial, hand the prompt the model would get to its
   // Prefetch (the embedded engine computes it into its prefix cache, so the final request only
   // pays for the last words). Costs a retrieval per stable partial and background model work.
@@ -132,6 +135,8 @@ struct CallConfig {
             "A partial the cached tiers answer ends the turn after endpointer.complete_silence_ms");
     v.Field("prework_prefetch", prework_prefetch,
             "Prefetch the model's prompt for a stable partial no cached tier answers");
+    v.Field("speculation_check_ms", speculation_check_ms,
+            "Longest wait for the look-up that confirms a differing final transcript (ms)");
     v.Field("prework_speculate", prework_speculate,
             "Start a prepared answer before the final transcript confirms it");
     v.Field("history_turns", history_turns, "Earlier turns given to the answerer");

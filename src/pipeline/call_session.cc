@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <future>
 
 #include <nlohmann/json.hpp>
 
@@ -415,6 +416,23 @@ void CallSession::Core::ResumeOutput() {
   HLOG_DEBUG("call {}: playback resumed, the barge-in was not confirmed", info.call_id);
 }
 
+bool CallSession::Core::SameAnswer(const std::string& text, const std::string& spoken) {
+  // Peek reads the caller's state, which belongs to the answer strand: ask there, and wait a
+  // bounded time (a busy strand counts as "not the same").
+  auto promise = std::make_shared<std::promise<bool>>();
+  std::future<bool> same = promise->get_future();
+  auto self = shared_from_this();
+  Status posted = answerer.Post([self, promise, text, spoken] {
+    auto peeked = self->res.answerer->Peek(text, self->caller);
+    promise->set_value(peeked.ok() && peeked->has_value() && !(*peeked)->fallback &&
+                       !(*peeked)->personal && (*peeked)->text == spoken);
+  });
+  if (!posted.ok()) return false;
+  return same.wait_for(std::chrono::milliseconds(res.call.speculation_check_ms)) ==
+             std::future_status::ready &&
+         same.get();
+}
+
 void CallSession::Core::AbortSpeech(int idx) {
   std::lock_guard lock(mu);
   if (active_turn != idx) return;
@@ -510,15 +528,22 @@ void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
     r.asr_confidence = final->confidence;
   }
   if (spec_idx >= 0) {
-    if (final.ok() && !asr_slow && PhraseText(final->text) == spec_phrase) {
-      std::string spoken;
+    std::string spoken;
+    {
+      std::lock_guard lock(mu);
+      spoken = turns[spec_idx].answer;
+    }
+    // The final pass often changes a word ("how can i" → "how do i") without changing what the
+    // caller asked: the speculation stands when the cached tiers answer the final the same way.
+    const bool same = final.ok() && !asr_slow &&
+                      (PhraseText(final->text) == spec_phrase || SameAnswer(final->text, spoken));
+    if (same) {
       {
         std::lock_guard lock(mu);
         TurnReport& t = turns[spec_idx];
         t.transcript = r.transcript;
         t.asr_confidence = r.asr_confidence;
         t.ledger.asr_final = r.ledger.asr_final;
-        spoken = t.answer;
       }
       overlapped = barged = false;
       silence_ms = 0;

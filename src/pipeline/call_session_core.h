@@ -165,6 +165,9 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   void RememberExchange(const std::string& caller_text, const std::string& agent_text);
   // Stops the turn being spoken (cancel + clear) without counting a barge-in.
   void AbortSpeech(int idx);
+  // The cached tiers answer `text` with exactly `spoken` (asked on the answer strand, waiting at
+  // most call.speculation_check_ms).
+  bool SameAnswer(const std::string& text, const std::string& spoken);
   // Ends the hold on FinishTurn(idx) and finishes it if that was asked meanwhile.
   void ReleaseFinish(int idx);
   // A new agent turn (caller turn, greeting, prompt): supersedes the active one. Returns its

@@ -451,6 +451,7 @@ TEST_F(CallSessionTest, ASpeculativeStartIsStoppedWhenTheFinalTranscriptDiffers)
   prepared.sentences = {prepared.text};
   prepared.tier = "l3";
   answerer_.peek_answer = prepared;
+  answerer_.peek_only_for = "where is my order";  // the longer final has no cached answer
   answerer_.reply = "Your order is cancelled.";
   StartCall();
   Say();
@@ -464,6 +465,25 @@ TEST_F(CallSessionTest, ASpeculativeStartIsStoppedWhenTheFinalTranscriptDiffers)
   EXPECT_EQ(turns[1].transcript, "where is my order and cancel it");
   EXPECT_EQ(turns[1].answer, "Your order is cancelled.");
   EXPECT_EQ(turns[1].outcome, "answered");
+}
+
+TEST_F(CallSessionTest, ADifferentlyWordedFinalWithTheSameCachedAnswerKeepsTheSpeculation) {
+  recognizer_.stable_after_frames = 10;
+  recognizer_.final_says_more = true;
+  TurnAnswer prepared;
+  prepared.text = "Orders ship within two days.";
+  prepared.sentences = {prepared.text};
+  prepared.tier = "l3";
+  answerer_.peek_answer = prepared;  // the cached tiers answer the final the same way
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 1; }));
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_hits_total", "").value(), 1u);
+  EXPECT_EQ(sink_->clears(), 0);
+  EXPECT_EQ(answerer_.answers_started.load(), 0);
+  TurnReport t = LastTurn();
+  EXPECT_EQ(t.transcript, "where is my order and cancel it");
+  EXPECT_EQ(t.answer, prepared.text);
 }
 
 TEST_F(CallSessionTest, WithoutSpeculationThePreparedAnswerWaitsForTheFinal) {

@@ -176,6 +176,7 @@ class FakeAnswerer : public TurnAnswerer {
   std::vector<std::string> pins;
   std::vector<std::string> peeks;
   std::optional<TurnAnswer> peek_answer;
+  std::string peek_only_for;  // non-empty: Peek answers only this partial (nullopt otherwise)
   std::atomic<bool> saw_cancel{false};
   std::atomic<int> answers_started{0};
 
@@ -231,6 +232,7 @@ class FakeAnswerer : public TurnAnswerer {
                                          const answer::CallerSession&) override {
     std::lock_guard lock(mu);
     peeks.emplace_back(partial);
+    if (!peek_only_for.empty() && partial != peek_only_for) return std::optional<TurnAnswer>();
     return peek_answer;
   }
   Status Prefetch(std::string_view partial, const answer::CallerSession&,
