@@ -137,12 +137,7 @@ Result<std::unique_ptr<AnswerStack>> AnswerStack::Build(const AnswererConfig& co
     std::set<std::pair<std::string, std::string>> seen;
     for (const Article& a : articles) {
       if (a.intent.empty()) continue;
-      size_t start = 0;
-      while (start <= a.questions.size()) {
-        size_t bar = a.questions.find('|', start);
-        if (bar == std::string::npos) bar = a.questions.size();
-        std::string text = a.questions.substr(start, bar - start);
-        start = bar + 1;
+      for (std::string& text : SplitQuestions(a.questions)) {
         if (NormalizeText(text).empty()) continue;
         if (seen.emplace(NormalizeText(text), a.intent).second) {
           examples.push_back(IntentExample{std::move(text), a.intent});

@@ -126,6 +126,18 @@ Status CheckArticle(const Article& a) {
 
 }  // namespace
 
+std::vector<std::string> SplitQuestions(std::string_view questions) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= questions.size()) {
+    size_t bar = questions.find('|', start);
+    if (bar == std::string_view::npos) bar = questions.size();
+    if (bar > start) out.emplace_back(questions.substr(start, bar - start));
+    start = bar + 1;
+  }
+  return out;
+}
+
 Status KnowledgeBaseConfig::Validate() const {
   if (path.empty()) return InvalidArgumentError("path is empty; run `hotline kb import` to create one");
   if (top_k < 1 || top_k > 50) {

@@ -59,6 +59,9 @@ struct Article {
   int64_t version = 0;
 };
 
+// The example questions of an Article::questions field, without empty ones.
+std::vector<std::string> SplitQuestions(std::string_view questions);
+
 struct Passage {
   Article article;
   double score = 0;  // BM25, higher is better

@@ -165,5 +165,12 @@ TEST(KnowledgeBase, JsonLinesAndCjkTrigramSearch) {
   EXPECT_EQ(kb->Count().value(), 2);
 }
 
+TEST(SplitQuestions, SplitsOnBarsAndDropsEmptyOnes) {
+  EXPECT_EQ(SplitQuestions("where is my order|track my order"),
+            (std::vector<std::string>{"where is my order", "track my order"}));
+  EXPECT_EQ(SplitQuestions("|one||two|"), (std::vector<std::string>{"one", "two"}));
+  EXPECT_TRUE(SplitQuestions("").empty());
+}
+
 }  // namespace
 }  // namespace hotline::answer

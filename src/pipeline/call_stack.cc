@@ -67,13 +67,7 @@ Result<std::unique_ptr<CallStack>> CallStack::Build(const CallStackOptions& o) {
     ASSIGN_OR_RETURN(std::vector<std::string> rows, asr::ReadTrainingTexts(o.kb_csv, "questions"));
     std::vector<std::string> texts;
     for (const std::string& row : rows) {  // "question|question|..."
-      size_t start = 0;
-      while (start <= row.size()) {
-        size_t bar = row.find('|', start);
-        if (bar == std::string::npos) bar = row.size();
-        if (bar > start) texts.push_back(row.substr(start, bar - start));
-        start = bar + 1;
-      }
+      for (std::string& q : answer::SplitQuestions(row)) texts.push_back(std::move(q));
     }
     const std::string lm = o.kb_db + ".lm";
     auto built = asr::WriteDomainLm(texts, asr.pocketsphinx.dictionary, lm);

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
+#include "answer/knowledge_base.h"
 #include "asr/lm_builder.h"
 #include "asr/wer.h"
 #include "audio/g711.h"
@@ -67,13 +68,7 @@ class TwilioCallTest : public ::testing::Test {
     ASSERT_TRUE(bodies.ok()) << bodies.status();
     std::vector<std::string> texts = *bodies;
     for (const auto& q : *questions) {
-      size_t from = 0;
-      while (from <= q.size()) {
-        size_t bar = q.find('|', from);
-        texts.push_back(q.substr(from, bar == std::string::npos ? std::string::npos : bar - from));
-        if (bar == std::string::npos) break;
-        from = bar + 1;
-      }
+      for (std::string& one : answer::SplitQuestions(q)) texts.push_back(std::move(one));
     }
     lm_path_ = Scratch("domain.lm");
     asr::PocketsphinxConfig ps;
