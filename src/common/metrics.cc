@@ -1,11 +1,18 @@
 #include "common/metrics.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <numeric>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace hotline {
 
@@ -233,6 +240,41 @@ std::string PercentileSummary::ToString(std::string_view unit) const {
   std::snprintf(buf, sizeof buf, "n=%zu p50=%.3f p95=%.3f p99=%.3f max=%.3f %.*s", count(), P50(),
                 P95(), P99(), Max(), static_cast<int>(unit.size()), unit.data());
   return buf;
+}
+
+void RefreshProcessMetrics(MetricsRegistry& registry) {
+  // /proc/self/stat: "pid (comm) state ..." — fields after the last ')' are space-separated;
+  // utime and stime are the 12th and 13th of them, num_threads the 18th.
+  std::ifstream stat("/proc/self/stat");
+  std::string line;
+  if (!stat || !std::getline(stat, line)) return;
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return;
+  std::istringstream fields(line.substr(close + 1));
+  std::vector<std::string> f;
+  for (std::string x; fields >> x;) f.push_back(x);
+  if (f.size() < 18) return;
+  const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  if (ticks > 0) {
+    const double cpu = (std::strtod(f[11].c_str(), nullptr) + std::strtod(f[12].c_str(), nullptr)) / ticks;
+    registry.GetGauge("hotline_process_cpu_seconds", "CPU time used by this process (user + system), seconds")
+        .Set(cpu);
+  }
+  registry.GetGauge("hotline_process_threads", "Threads of this process")
+      .Set(std::strtod(f[17].c_str(), nullptr));
+  std::ifstream statm("/proc/self/statm");
+  double size_pages = 0, resident_pages = 0;
+  if (statm >> size_pages >> resident_pages) {
+    registry.GetGauge("hotline_process_resident_memory_bytes", "Resident memory of this process, bytes")
+        .Set(resident_pages * static_cast<double>(::sysconf(_SC_PAGESIZE)));
+  }
+  std::error_code ec;
+  size_t fds = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++fds;
+  }
+  if (!ec) registry.GetGauge("hotline_process_open_fds", "Open file descriptors of this process").Set(double(fds));
 }
 
 }  // namespace hotline

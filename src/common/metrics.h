@@ -72,6 +72,7 @@ class Histogram {
 
 // Latency buckets in seconds from 1 ms to 10 s, dense where voice latencies live.
 std::vector<double> LatencyBucketsSeconds();
+
 // Buckets 1, 2, 4, ... up to `max` (batch sizes, queue depths).
 std::vector<double> PowersOfTwoBuckets(double max);
 
@@ -126,5 +127,10 @@ class PercentileSummary {
   mutable bool sorted_ = false;
   mutable size_t sorted_size_ = 0;
 };
+
+// Sets this process's figures in `registry` from /proc/self (Linux; elsewhere nothing):
+// hotline_process_cpu_seconds (user + system), hotline_process_resident_memory_bytes,
+// hotline_process_threads, hotline_process_open_fds. Called by /metrics before each exposition.
+void RefreshProcessMetrics(MetricsRegistry& registry);
 
 }  // namespace hotline

@@ -95,5 +95,20 @@ TEST(PercentileSummary, NearestRank) {
   EXPECT_TRUE(std::isnan(PercentileSummary().P50()));
 }
 
+TEST(ProcessMetrics, ReadsThisProcessFromProc) {
+  MetricsRegistry r;
+  RefreshProcessMetrics(r);
+  EXPECT_GT(r.GetGauge("hotline_process_resident_memory_bytes", "").value(), 1e5);
+  EXPECT_GE(r.GetGauge("hotline_process_cpu_seconds", "").value(), 0.0);
+  EXPECT_GE(r.GetGauge("hotline_process_threads", "").value(), 1.0);
+  EXPECT_GE(r.GetGauge("hotline_process_open_fds", "").value(), 3.0);
+  // A second refresh moves CPU time forward, never back.
+  const double before = r.GetGauge("hotline_process_cpu_seconds", "").value();
+  volatile double x = 0;
+  for (int i = 0; i < 20000000; ++i) x = x + 1e-9 * i;
+  RefreshProcessMetrics(r);
+  EXPECT_GE(r.GetGauge("hotline_process_cpu_seconds", "").value(), before);
+}
+
 }  // namespace
 }  // namespace hotline

@@ -140,6 +140,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerConfig& confi
   });
   if (s.ok()) {
     s = server->Handle("GET", "/metrics", [](const Request&, const CancelToken&) {
+      RefreshProcessMetrics(MetricsRegistry::Global());
       Response r = Response::Text(200, MetricsRegistry::Global().ExposeText());
       r.content_type = "text/plain; version=0.0.4; charset=utf-8";
       return r;

@@ -122,6 +122,8 @@ TEST(HttpServer, HealthReadyAndMetrics) {
             std::string::npos);
   EXPECT_NE(metrics->body.find("hotline_server_http_responses_total{class=\"5xx\"}"),
             std::string::npos);
+  EXPECT_NE(metrics->body.find("\nhotline_process_resident_memory_bytes "), std::string::npos);
+  EXPECT_NE(metrics->body.find("\nhotline_process_cpu_seconds "), std::string::npos);
 }
 
 TEST(HttpServer, NotFoundAndMethodNotAllowed) {
