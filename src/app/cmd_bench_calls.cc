@@ -149,9 +149,14 @@ double LoadAverage1m() {
   return load;
 }
 
-// Answers by tier from the server's /metrics; error when it cannot be read.
-Result<std::map<std::string, double>> AnswersByTier(net::HttpClient& http,
-                                                    const std::string& metrics_url) {
+// What the bench reads from the server's /metrics.
+struct ServerMetrics {
+  std::map<std::string, double> tiers;  // answers by tier
+  std::optional<ProcSample> proc;       // the server's hotline_process_* gauges, when it has them
+};
+
+// The server's /metrics; error when it cannot be read.
+Result<ServerMetrics> ReadServerMetrics(net::HttpClient& http, const std::string& metrics_url) {
   auto response = http.Send(net::HttpRequest::Get(metrics_url));
   if (!response.ok()) return response.status();
   if (response->status != 200) {
@@ -159,11 +164,22 @@ Result<std::map<std::string, double>> AnswersByTier(net::HttpClient& http,
   }
   auto samples = ParsePrometheusText(response->body);
   if (!samples.ok()) return samples.status().WithContext(metrics_url);
-  std::map<std::string, double> tiers;
+  ServerMetrics m;
   for (const auto& tier : samples->LabelValues("hotline_pipeline_answers_total", "tier")) {
-    tiers[tier] = samples->Sum("hotline_pipeline_answers_total", {{"tier", tier}});
+    m.tiers[tier] = samples->Sum("hotline_pipeline_answers_total", {{"tier", tier}});
   }
-  return tiers;
+  bool has_cpu = false, has_rss = false;
+  for (const MetricSample& s : samples->samples) {
+    has_cpu |= s.name == "hotline_process_cpu_seconds";
+    has_rss |= s.name == "hotline_process_resident_memory_bytes";
+  }
+  if (has_cpu && has_rss) {
+    ProcSample p;
+    p.cpu_s = samples->Sum("hotline_process_cpu_seconds");
+    p.rss_mb = samples->Sum("hotline_process_resident_memory_bytes") / (1024.0 * 1024.0);
+    m.proc = p;
+  }
+  return m;
 }
 
 std::string Ms(double v) {
@@ -224,7 +240,7 @@ int RunBenchCalls(std::span<const std::string> argv) {
   http_config.connect_timeout_ms = 3000;
   http_config.total_timeout_ms = 10000;
   net::HttpClient http(http_config);
-  auto tiers_before = AnswersByTier(http, metrics_url);
+  auto tiers_before = ReadServerMetrics(http, metrics_url);
   std::string tiers_note;
   if (!tiers_before.ok()) {
     if (tiers_before.status().code() == StatusCode::kUnavailable ||
@@ -239,6 +255,10 @@ int RunBenchCalls(std::span<const std::string> argv) {
     }
     tiers_note = "per-tier counts unavailable: " + tiers_before.status().message();
   }
+  // Without --server-pid the server's own gauges on /metrics give its CPU and memory (a server
+  // on another machine too).
+  const bool proc_from_metrics = pid == 0 && tiers_before.ok() && tiers_before->proc.has_value();
+  if (proc_from_metrics) proc_before = tiers_before->proc;
 
   // Caller speech, synthesized once.
   std::vector<std::string> texts;
@@ -294,6 +314,20 @@ int RunBenchCalls(std::span<const std::string> argv) {
       }
     }
   });
+  // Peak memory through /metrics: once a second, on a client of its own.
+  std::thread metrics_sampler([&] {
+    if (!proc_from_metrics) return;
+    net::HttpClient sampler_http(http_config);
+    for (int tick = 0; sampling.load(); ++tick) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      if (tick % 4 != 3) continue;
+      auto m = ReadServerMetrics(sampler_http, metrics_url);
+      if (m.ok() && m->proc) {
+        std::lock_guard<std::mutex> lock(mu);
+        peak_rss_mb = std::max(peak_rss_mb, m->proc->rss_mb);
+      }
+    }
+  });
   std::vector<std::thread> slots;
   for (int slot = 0; slot < n; ++slot) {
     slots.emplace_back([&, slot] {
@@ -331,31 +365,36 @@ int RunBenchCalls(std::span<const std::string> argv) {
   const double wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   sampling = false;
   sampler.join();
+  metrics_sampler.join();
   const double load_end = LoadAverage1m();
   // The callers share the machine with a server on loopback: their own CPU is part of the load.
   const double own_cpu_cores = (OwnCpuSeconds() - own_cpu_start) / wall_s;
 
   std::map<std::string, double> tiers;
+  std::optional<ProcSample> proc_after;
+  std::string server_note;
   if (tiers_before.ok()) {
-    auto after = AnswersByTier(http, metrics_url);
+    auto after = ReadServerMetrics(http, metrics_url);
+    if (after.ok() && proc_from_metrics) {
+      proc_after = after->proc;
+      if (proc_after) peak_rss_mb = std::max(peak_rss_mb, proc_after->rss_mb);
+    }
     if (after.ok()) {
-      for (const auto& [tier, count] : *after) {
-        const auto it = tiers_before->find(tier);
-        tiers[tier] = count - (it == tiers_before->end() ? 0 : it->second);
+      for (const auto& [tier, count] : after->tiers) {
+        const auto it = tiers_before->tiers.find(tier);
+        tiers[tier] = count - (it == tiers_before->tiers.end() ? 0 : it->second);
       }
     } else {
       tiers_note = "per-tier counts unavailable: " + after.status().message();
     }
   }
-  std::optional<ProcSample> proc_after;
-  std::string server_note;
   if (pid != 0) {
     proc_after = ReadProc(pid);
     if (!proc_after) server_note = "the server process " + std::to_string(pid) + " went away";
-  } else {
+  } else if (!proc_after) {
     server_note =
-        "server CPU and memory not measured: /metrics has no process figures; give --server-pid "
-        "when the server runs on this machine";
+        "server CPU and memory not measured: its /metrics has no hotline_process_* figures; give "
+        "--server-pid when the server runs on this machine";
   }
 
   const double p50 = testing::Percentile(latencies, 50);
@@ -400,6 +439,7 @@ int RunBenchCalls(std::span<const std::string> argv) {
     if (proc_before && proc_after) {
       const double cpu = (proc_after->cpu_s - proc_before->cpu_s) / wall_s;
       out["server"] = {{"pid", pid},
+                       {"source", pid != 0 ? "proc" : "metrics"},
                        {"cpu_cores", cpu},
                        {"rss_mb_before", proc_before->rss_mb},
                        {"rss_mb_peak", peak_rss_mb},
@@ -430,9 +470,9 @@ int RunBenchCalls(std::span<const std::string> argv) {
     if (proc_before && proc_after) {
       const double cpu = (proc_after->cpu_s - proc_before->cpu_s) / wall_s;
       std::printf(
-          "server (pid %ld): CPU %.2f cores (%.3f per call); RSS %.0f MB before, %.0f MB "
+          "server (%s): CPU %.2f cores (%.3f per call); RSS %.0f MB before, %.0f MB "
           "peak, %.0f MB after (%.1f MB per concurrent call)\n",
-          pid, cpu, cpu / n, proc_before->rss_mb, peak_rss_mb, proc_after->rss_mb,
+          pid != 0 ? ("pid " + std::to_string(pid)).c_str() : "its /metrics", cpu, cpu / n, proc_before->rss_mb, peak_rss_mb, proc_after->rss_mb,
           (peak_rss_mb - proc_before->rss_mb) / n);
     } else {
       std::printf("%s\n", server_note.c_str());

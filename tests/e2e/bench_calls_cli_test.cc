@@ -138,7 +138,20 @@ TEST(BenchCallsCli, TwoConcurrentCallsReportLatencyTiersAndServerFigures) {
   EXPECT_GT(j["server"]["cpu_cores"].get<double>(), 0);
   EXPECT_GT(j["server"]["rss_mb_before"].get<double>(), 1);
   EXPECT_GE(j["server"]["rss_mb_peak"].get<double>(), j["server"]["rss_mb_before"].get<double>());
+  EXPECT_EQ(j["server"]["source"], "proc");
   EXPECT_GE(j["wall_s"].get<double>(), 10);
+
+  // Without --server-pid the server's own figures come from its /metrics (a remote server too).
+  CommandResult remote =
+      RunCommand("bench calls --url " + url + " --concurrency 1 --duration 4 --json --ramp 0");
+  ASSERT_EQ(remote.exit_code, 0) << remote.output;
+  auto m = nlohmann::json::parse(remote.output, nullptr, false);
+  ASSERT_FALSE(m.is_discarded()) << remote.output;
+  ASSERT_TRUE(m["server"].is_object()) << m.dump(2);
+  EXPECT_EQ(m["server"]["source"], "metrics");
+  EXPECT_GT(m["server"]["cpu_cores"].get<double>(), 0);
+  EXPECT_GT(m["server"]["rss_mb_before"].get<double>(), 1);
+  EXPECT_GE(m["server"]["rss_mb_peak"].get<double>(), m["server"]["rss_mb_before"].get<double>());
 }
 
 TEST(BenchCallsCli, ClearErrors) {
