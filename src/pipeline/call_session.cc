@@ -376,7 +376,8 @@ void CallSession::Core::PauseOutput() {
     std::lock_guard lock(mu);
     if (closed.load()) return;
     paused = true;
-    // The frame playing now is lost (its start is heard again on resume only if it had not begun).
+    // Frames not yet started are kept; the one playing at the pause is dropped (a resume starts
+    // at the next frame boundary).
     for (OutFrame& f : out_frames) {
       if (f.start_ms >= now) held.push_back(std::move(f));
     }
@@ -440,26 +441,26 @@ void CallSession::Core::AbortSpeech(int idx) {
   if (turns[idx].outcome.empty() || turns[idx].outcome == "answered") {
     turns[idx].outcome = "speculation_missed";
   }
+  StopPlaybackLocked();
+}
+
+void CallSession::Core::StopPlaybackLocked() {
+  const bool already_cleared = paused;  // a pause sent the transport its Clear()
   paused = false;
   held.clear();
   mark_held = false;
   mark_outstanding = false;
   play_end_ms = stream_ms.load();
   out_frames.clear();
-  if (!closed.load()) sink->Clear();
+  if (!closed.load() && !already_cleared) sink->Clear();
 }
 
 void CallSession::Core::BargeIn() {
   barged = true;
-  std::shared_ptr<CancelToken> token;
   int idx;
   {
     std::lock_guard lock(mu);
-    const bool was_paused = paused;
-    paused = false;
-    held.clear();
-    mark_held = false;
-    mark_outstanding = false;
+    StopPlaybackLocked();
     idx = active_turn;
     if (active_cancel) active_cancel->Cancel();
     if (idx >= 0) {
@@ -467,11 +468,8 @@ void CallSession::Core::BargeIn() {
       turns[idx].outcome = "barge_in";
     }
     if (answer_turn == idx) answer_pending = false;
-    play_end_ms = stream_ms.load();
-    out_frames.clear();
     action = AfterSpeech::kNone;  // an interrupted goodbye does not hang up
     action_armed = false;
-    if (!closed.load() && !was_paused) sink->Clear();
   }
   metrics.barge_ins.Increment();
   HLOG_DEBUG("call {}: barge-in on turn {}", info.call_id, idx);
@@ -527,41 +525,29 @@ void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
     r.transcript = final->text;
     r.asr_confidence = final->confidence;
   }
+  bool speculated = false;  // the speculative answer stands: the turn is already being spoken
+  std::string spoken;
   if (spec_idx >= 0) {
-    std::string spoken;
     {
       std::lock_guard lock(mu);
       spoken = turns[spec_idx].answer;
     }
     // The final pass often changes a word ("how can i" → "how do i") without changing what the
     // caller asked: the speculation stands when the cached tiers answer the final the same way.
-    const bool same = final.ok() && !asr_slow &&
-                      (PhraseText(final->text) == spec_phrase || SameAnswer(final->text, spoken));
-    if (same) {
-      {
-        std::lock_guard lock(mu);
-        TurnReport& t = turns[spec_idx];
-        t.transcript = r.transcript;
-        t.asr_confidence = r.asr_confidence;
-        t.ledger.asr_final = r.ledger.asr_final;
-      }
-      overlapped = barged = false;
-      silence_ms = 0;
-      reprompts = 0;
-      metrics.turns.Increment();
-      metrics.speculation_hits.Increment();
-      if (!closed.load()) {
-        nlohmann::json j = {{"text", Redacted(r.transcript)}};
-        sink->Event("transcript", j.dump());
-      }
-      RememberExchange(r.transcript, spoken);
+    speculated = final.ok() && !asr_slow &&
+                 (PhraseText(final->text) == spec_phrase || SameAnswer(final->text, spoken));
+    if (speculated) {
+      std::lock_guard lock(mu);
+      TurnReport& t = turns[spec_idx];
+      t.transcript = r.transcript;
+      t.asr_confidence = r.asr_confidence;
+      t.ledger.asr_final = r.ledger.asr_final;
+    } else {
+      // The caller said something else: stop the prepared answer, answer what was said.
+      AbortSpeech(spec_idx);
       ReleaseFinish(spec_idx);
-      return;
+      metrics.speculation_misses.Increment();
     }
-    // The caller said something else: stop the prepared answer, answer what was said.
-    AbortSpeech(spec_idx);
-    ReleaseFinish(spec_idx);
-    metrics.speculation_misses.Increment();
   }
   overlapped = barged = false;
   silence_ms = 0;
@@ -578,6 +564,12 @@ void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
   if (!closed.load()) {
     nlohmann::json j = {{"text", Redacted(r.transcript)}};
     sink->Event("transcript", j.dump());
+  }
+  if (speculated) {
+    metrics.speculation_hits.Increment();
+    RememberExchange(r.transcript, spoken);
+    ReleaseFinish(spec_idx);
+    return;
   }
   std::string text = r.transcript;
   std::shared_ptr<CancelToken> token;

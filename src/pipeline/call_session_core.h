@@ -165,6 +165,9 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   void RememberExchange(const std::string& caller_text, const std::string& agent_text);
   // Stops the turn being spoken (cancel + clear) without counting a barge-in.
   void AbortSpeech(int idx);
+  // Drops all agent audio (mu held): Clear() at the transport unless a pause already did, the
+  // frames a pause held, the playout timeline and outstanding marks.
+  void StopPlaybackLocked();
   // The cached tiers answer `text` with exactly `spoken` (asked on the answer strand, waiting at
   // most call.speculation_check_ms).
   bool SameAnswer(const std::string& text, const std::string& spoken);
