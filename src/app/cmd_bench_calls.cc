@@ -20,13 +20,13 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "app/cli.h"
 #include "app/doctor.h"
+#include "common/metrics.h"
 #include "net/http_client.h"
 #include "server/testing/call_load.h"
 #include "tts/synthesizer.h"
@@ -105,33 +105,16 @@ Result<WsUrl> ParseWsUrl(const std::string& url) {
   return out;
 }
 
-// The server's process figures from /proc (same machine only).
+// The server's process figures (from /proc/PID on this machine, or from its /metrics).
 struct ProcSample {
   double cpu_s = 0;  // user + system
   double rss_mb = 0;
 };
 
 std::optional<ProcSample> ReadProc(long pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return std::nullopt;
-  const size_t paren = line.rfind(')');  // the command name may contain spaces
-  if (paren == std::string::npos) return std::nullopt;
-  std::istringstream fields(line.substr(paren + 2));
-  std::string field;
-  double utime = 0, stime = 0;
-  // After the name: state is field 3; utime and stime are fields 14 and 15.
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14) utime = std::atof(field.c_str());
-    if (i == 15) stime = std::atof(field.c_str());
-  }
-  ProcSample s;
-  s.cpu_s = (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) s.rss_mb = std::atof(line.c_str() + 6) / 1024.0;
-  }
-  return s;
+  std::optional<ProcessStats> p = ReadProcessStats("/proc/" + std::to_string(pid));
+  if (!p) return std::nullopt;
+  return ProcSample{p->cpu_seconds, p->resident_bytes / (1024.0 * 1024.0)};
 }
 
 // CPU seconds this process (the callers) has used.

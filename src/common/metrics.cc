@@ -10,6 +10,7 @@
 #include <fstream>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -242,31 +243,36 @@ std::string PercentileSummary::ToString(std::string_view unit) const {
   return buf;
 }
 
-void RefreshProcessMetrics(MetricsRegistry& registry) {
-  // /proc/self/stat: "pid (comm) state ..." — fields after the last ')' are space-separated;
-  // utime and stime are the 12th and 13th of them, num_threads the 18th.
-  std::ifstream stat("/proc/self/stat");
+std::optional<ProcessStats> ReadProcessStats(const std::string& proc_dir) {
+  // <dir>/stat: "pid (comm) state ..."; the name may hold spaces, so fields are counted after
+  // the last ')': utime and stime are the 12th and 13th, num_threads the 18th (clock ticks).
+  std::ifstream stat(proc_dir + "/stat");
   std::string line;
-  if (!stat || !std::getline(stat, line)) return;
+  if (!stat || !std::getline(stat, line)) return std::nullopt;
   const size_t close = line.rfind(')');
-  if (close == std::string::npos) return;
+  if (close == std::string::npos) return std::nullopt;
   std::istringstream fields(line.substr(close + 1));
   std::vector<std::string> f;
-  for (std::string x; fields >> x;) f.push_back(x);
-  if (f.size() < 18) return;
+  for (std::string x; f.size() < 18 && fields >> x;) f.push_back(x);
+  if (f.size() < 18) return std::nullopt;
   const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
-  if (ticks > 0) {
-    const double cpu = (std::strtod(f[11].c_str(), nullptr) + std::strtod(f[12].c_str(), nullptr)) / ticks;
-    registry.GetGauge("hotline_process_cpu_seconds", "CPU time used by this process (user + system), seconds")
-        .Set(cpu);
-  }
-  registry.GetGauge("hotline_process_threads", "Threads of this process")
-      .Set(std::strtod(f[17].c_str(), nullptr));
-  std::ifstream statm("/proc/self/statm");
+  std::ifstream statm(proc_dir + "/statm");
   double size_pages = 0, resident_pages = 0;
-  if (statm >> size_pages >> resident_pages) {
+  if (ticks <= 0 || !(statm >> size_pages >> resident_pages)) return std::nullopt;
+  ProcessStats p;
+  p.cpu_seconds = (std::strtod(f[11].c_str(), nullptr) + std::strtod(f[12].c_str(), nullptr)) / ticks;
+  p.threads = std::strtod(f[17].c_str(), nullptr);
+  p.resident_bytes = resident_pages * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  return p;
+}
+
+void RefreshProcessMetrics(MetricsRegistry& registry) {
+  if (std::optional<ProcessStats> p = ReadProcessStats("/proc/self")) {
+    registry.GetGauge("hotline_process_cpu_seconds", "CPU time used by this process (user + system), seconds")
+        .Set(p->cpu_seconds);
+    registry.GetGauge("hotline_process_threads", "Threads of this process").Set(p->threads);
     registry.GetGauge("hotline_process_resident_memory_bytes", "Resident memory of this process, bytes")
-        .Set(resident_pages * static_cast<double>(::sysconf(_SC_PAGESIZE)));
+        .Set(p->resident_bytes);
   }
   std::error_code ec;
   size_t fds = 0;

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -127,6 +128,15 @@ class PercentileSummary {
   mutable bool sorted_ = false;
   mutable size_t sorted_size_ = 0;
 };
+
+// A process's figures from `proc_dir` ("/proc/self" or "/proc/<pid>"; Linux). nullopt when the
+// process does not exist or the files do not parse.
+struct ProcessStats {
+  double cpu_seconds = 0;  // user + system
+  double resident_bytes = 0;
+  double threads = 0;
+};
+std::optional<ProcessStats> ReadProcessStats(const std::string& proc_dir);
 
 // Sets this process's figures in `registry` from /proc/self (Linux; elsewhere nothing):
 // hotline_process_cpu_seconds (user + system), hotline_process_resident_memory_bytes,
