@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "answer/knowledge_base.h"
 #include "asr/lm_builder.h"
 #include "audio/resampler.h"
 #include "pipeline/call_stack.h"
@@ -71,13 +72,7 @@ class AudioSocketCallTest : public ::testing::Test {
     ASSERT_TRUE(bodies.ok()) << bodies.status();
     std::vector<std::string> texts = *bodies;  // answers too, to transcribe the agent's reply
     for (const auto& q : *questions) {
-      size_t from = 0;
-      while (from <= q.size()) {
-        size_t bar = q.find('|', from);
-        texts.push_back(q.substr(from, bar == std::string::npos ? std::string::npos : bar - from));
-        if (bar == std::string::npos) break;
-        from = bar + 1;
-      }
+      for (std::string& one : answer::SplitQuestions(q)) texts.push_back(std::move(one));
     }
     lm_path_ = Scratch("domain.lm");
     asr::PocketsphinxConfig ps;
@@ -216,6 +211,8 @@ TEST_F(AudioSocketCallTest, BargeInDropsTheQueuedReply) {
   caller->SendSilence(300);
   // The caller talks over the answer; the reply's queued frames stop coming. With AudioSocket the
   // server paces the audio itself, so the stop shows as the first gap in the agent's frames.
+  Counter& barge_ins = MetricsRegistry::Global().GetCounter("hotline_pipeline_barge_ins_total", "");
+  const uint64_t barge_ins_before = barge_ins.value();
   const auto interrupt = AudioSocketCaller::Clock::now();
   caller->SendAudio(CallerSays("i want to speak to someone about my refund please"));
   const auto times = caller->FrameTimes();
@@ -230,11 +227,18 @@ TEST_F(AudioSocketCallTest, BargeInDropsTheQueuedReply) {
     stopped = times.back();
   }
   ASSERT_TRUE(stopped.has_value()) << "the reply played on through the interruption";
+  // The reply must have been playing when the caller spoke (else a gap proves nothing).
+  ASSERT_GT(*stopped, interrupt) << "the reply had ended before the interruption";
   const double ms = std::chrono::duration<double, std::milli>(*stopped - interrupt).count();
   const int confirm_ms = stack_->resources().barge_in.min_speech_ms;
   std::printf("barge-in: agent frames stopped %.0f ms after the interruption began\n", ms);
   EXPECT_LT(ms, confirm_ms + 2500);  // the synthesizer's lead-in, confirmation and reaction
   EXPECT_GT(MetricValue(metrics_.ExposeText(), "hotline_audiosocket_frames_out_total"), 0);
+  // And it was the barge-in that stopped it (confirmed: the answer was cancelled).
+  for (int i = 0; i < 300 && barge_ins.value() == barge_ins_before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GT(barge_ins.value(), barge_ins_before);
 }
 
 TEST_F(AudioSocketCallTest, KeypadDigitsAreAnsweredAsAPin) {
