@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <random>
 #include <sstream>
@@ -86,12 +87,42 @@ struct DecodePoint {
   double mean_ttft_ms = 0;
 };
 
+using Handle = std::shared_ptr<engine::RequestHandle>;
+
+// Sleeps until `reached()`, or until one of `handles` has ended (a request that fails or stops
+// early would never get there).
+void WaitUntil(const std::function<bool()>& reached, const std::vector<Handle>& handles) {
+  while (!reached()) {
+    for (const Handle& h : handles) {
+      if (h->done()) return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+// Cancels and waits for every request still running when a measurement returns (an error path
+// included), so no token callback outlives the counters it writes. Declare it after them.
+class DrainOnExit {
+ public:
+  explicit DrainOnExit(std::vector<Handle>& handles) : handles_(handles) {}
+  ~DrainOnExit() {
+    for (const Handle& h : handles_) {
+      h->Cancel();
+      (void)h->Wait();  // the outcome was read already, or the measurement failed anyway
+    }
+  }
+
+ private:
+  std::vector<Handle>& handles_;
+};
+
 Result<DecodePoint> MeasureDecode(engine::BatchScheduler& sched, int n, int prompt_tokens,
                                   int gen_tokens, int n_vocab, uint32_t seed) {
   std::mt19937 rng(seed);
   std::atomic<int> first{0};
   std::atomic<long> total{0};
-  std::vector<std::shared_ptr<engine::RequestHandle>> handles;
+  std::vector<Handle> handles;
+  DrainOnExit drain(handles);
   sched.Pause();  // submit together so they start in the same step
   for (int i = 0; i < n; ++i) {
     engine::BatchRequest r;
@@ -115,7 +146,7 @@ Result<DecodePoint> MeasureDecode(engine::BatchScheduler& sched, int n, int prom
     handles.push_back(*h);
   }
   sched.Resume();
-  while (first.load() < n) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  WaitUntil([&] { return first.load() >= n; }, handles);
   const auto t0 = std::chrono::steady_clock::now();
   const double cpu0 = ProcessCpuSeconds();
   const long tokens0 = total.load();
@@ -159,8 +190,11 @@ Result<PrefixPoint> MeasurePrefix(engine::BatchScheduler& sched, int system_toke
   };
   PrefixPoint out;
   out.system_tokens = system_tokens;
-  // A: cold, then keeps generating (holding the system prompt's blocks) until cancelled.
   std::atomic<int> a_tokens{0};
+  std::atomic<int> b_tokens{0};
+  std::vector<Handle> live;
+  DrainOnExit drain(live);
+  // A: cold, then keeps generating (holding the system prompt's blocks) until cancelled.
   engine::BatchRequest a;
   a.prompt = with_suffix(1);
   a.sampling.max_tokens = 200;  // ended by Cancel once B and C are measured
@@ -170,13 +204,14 @@ Result<PrefixPoint> MeasurePrefix(engine::BatchScheduler& sched, int system_toke
     return true;
   };
   const auto ta = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(auto ha, sched.Submit(std::move(a)));
-  while (a_tokens.load() < 1) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  ASSIGN_OR_RETURN(Handle ha, sched.Submit(std::move(a)));
+  live.push_back(ha);
+  WaitUntil([&] { return a_tokens.load() >= 1; }, live);
   out.cold_ttft_ms = Ms(ta, std::chrono::steady_clock::now());
-  while (a_tokens.load() < 3) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  WaitUntil([&] { return a_tokens.load() >= 3; }, live);
+  if (ha->done()) return InternalError("the first request ended before it held its blocks");
   out.blocks_before = sched.stats().kv_blocks_in_use;
   // B: same system prompt while A holds it.
-  std::atomic<int> b_tokens{0};
   engine::BatchRequest b;
   b.prompt = with_suffix(2);
   b.sampling.max_tokens = 4;
@@ -185,8 +220,9 @@ Result<PrefixPoint> MeasurePrefix(engine::BatchScheduler& sched, int system_toke
     b_tokens.fetch_add(1);
     return true;
   };
-  ASSIGN_OR_RETURN(auto hb, sched.Submit(std::move(b)));
-  while (b_tokens.load() < 2) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  ASSIGN_OR_RETURN(Handle hb, sched.Submit(std::move(b)));
+  live.push_back(hb);
+  WaitUntil([&] { return b_tokens.load() >= 2; }, live);
   // Published after the step that made B's second token, with A and B both holding blocks.
   out.blocks_with_b = sched.stats().kv_blocks_in_use;
   engine::BatchResult rb = hb->Wait();
@@ -200,7 +236,8 @@ Result<PrefixPoint> MeasurePrefix(engine::BatchScheduler& sched, int system_toke
   engine::BatchRequest c;
   c.prompt = with_suffix(3);
   c.sampling.max_tokens = 1;
-  ASSIGN_OR_RETURN(auto hc, sched.Submit(std::move(c)));
+  ASSIGN_OR_RETURN(Handle hc, sched.Submit(std::move(c)));
+  live.push_back(hc);
   engine::BatchResult rc = hc->Wait();
   if (!rc.status.ok()) return rc.status;
   out.shared_idle_ttft_ms = rc.timings.first_token_ms;

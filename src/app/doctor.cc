@@ -258,9 +258,9 @@ DoctorReport Diagnose(const MetricSamples& m, const DoctorOptions& o) {
                   Fmt("%.0f", queue->count) + " requests; mean " + Ms(queue->sum / queue->count);
       f.settings = q50 < q95 / 4
                        ? "bursts queue while the engine is otherwise idle (uneven utilization): "
-                         "raise llm.engine.max_batch_tokens so a burst's prompts share forward "
-                         "passes, and keep llm.engine.max_queue short enough to shed load"
-                       : "the engine is saturated: raise llm.engine.max_batch_tokens, give it "
+                         "raise llm.engine.max_batch_size and llm.engine.max_num_batched_tokens "
+                         "so a burst's requests share forward passes, and keep llm.engine.max_queue short enough to shed load"
+                       : "the engine is saturated: raise llm.engine.max_batch_size, give it "
                          "more llm.engine.threads, or move the model to a pool of servers "
                          "(llm.backend=openai, llm.openai.base_url at a vLLM pool)";
       r.findings.push_back(std::move(f));

@@ -110,7 +110,7 @@ TEST(Doctor, NamesEngineQueueingAndLowCacheHits) {
   DoctorReport r = Diagnose(*m);
   const Finding* queue = Get(r, "engine_queueing");
   ASSERT_NE(queue, nullptr) << FormatDoctorReport(r);
-  EXPECT_NE(queue->settings.find("llm.engine.max_batch_tokens"), std::string::npos);
+  EXPECT_NE(queue->settings.find("llm.engine.max_batch_size"), std::string::npos);
   EXPECT_NE(queue->settings.find("uneven"), std::string::npos);
   const Finding* cache = Get(r, "low_cache_hit_rate");
   ASSERT_NE(cache, nullptr);

@@ -109,10 +109,12 @@ BatchSchedulerConfig BatchSchedulerConfig::FromEngine(const EngineConfig& c) {
 
 Status BatchSchedulerConfig::Validate() const {
   if (max_batch_size < 1 || max_batch_size > 1024) {
-    return InvalidArgumentError("max_batch_size must be in [1, 1024]");
+    return InvalidArgumentError("max_batch_size must be in [1, 1024], got " +
+                                std::to_string(max_batch_size));
   }
   if (max_num_batched_tokens < max_batch_size || max_num_batched_tokens > 65536) {
-    return InvalidArgumentError("max_num_batched_tokens must be in [max_batch_size, 65536]");
+    return InvalidArgumentError("max_num_batched_tokens must be in [max_batch_size, 65536], got " +
+                                std::to_string(max_num_batched_tokens));
   }
   if (kv_block_tokens < 1 || kv_block_tokens > 65536) {
     return InvalidArgumentError("kv_block_tokens must be in [1, 65536]");

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/log.h"
+#include "engine/batch_scheduler.h"
 #include "engine/matmul.h"
 
 namespace hotline::engine {
@@ -43,15 +44,8 @@ Status EngineConfig::Validate() const {
     return InvalidArgumentError("max_batch_tokens must be in [1, 65536]");
   }
   RETURN_IF_ERROR(ParseKernelIsa(kernel.c_str()).status());
-  if (max_batch_size < 1 || max_batch_size > 1024) {
-    return InvalidArgumentError("max_batch_size must be in [1, 1024], got " +
-                                std::to_string(max_batch_size));
-  }
-  if (max_num_batched_tokens < max_batch_size || max_num_batched_tokens > 65536) {
-    return InvalidArgumentError("max_num_batched_tokens must be in [max_batch_size, 65536], got " +
-                                std::to_string(max_num_batched_tokens));
-  }
-  return Status::Ok();
+  // The batching limits are the scheduler's: one check, in one place.
+  return BatchSchedulerConfig::FromEngine(*this).Validate();
 }
 
 Result<std::unique_ptr<Engine>> Engine::Load(const EngineConfig& config) {

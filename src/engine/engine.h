@@ -52,10 +52,11 @@ struct EngineConfig {
   // short sequences and let the batching scheduler's prefix cache share more (it shares whole
   // blocks: a 500-token system prompt reuses 496 tokens with 16-token blocks).
   int kv_block_tokens = 16;
-  // Upper bound on KV memory over all sequences in bytes (0 = unlimited). Requests that would
-  // pass it fail with ResourceExhausted instead of exhausting the machine. The batching
-  // scheduler allocates exactly this much as its block pool (0 = enough for max_batch_size
-  // sequences of max_seq_len); when it runs out, the lowest-priority sequence is preempted.
+  // KV memory over all sequences in bytes. The batching scheduler allocates exactly this much as
+  // its block pool (0 = enough for max_batch_size sequences of max_seq_len); when it runs out,
+  // the lowest-priority sequence is preempted, and a request that cannot fit even alone fails
+  // with ResourceExhausted instead of exhausting the machine. (The Engine's own per-sequence
+  // cache, used without the scheduler, e.g. by `engine run`, takes 0 as no limit.)
   uint64_t kv_cache_bytes = 0;
   // Prompt tokens per forward pass during prefill. Larger batches use the weights better; smaller
   // ones bound the activation memory and the time one pass holds the engine.
@@ -77,7 +78,8 @@ struct EngineConfig {
     v.Field("max_seq_len", max_seq_len, "Longest sequence in tokens (prompt + generated)");
     v.Field("kv_type", kv_type, "KV cache type: f16, q8_0, f32");
     v.Field("kv_block_tokens", kv_block_tokens, "Tokens per KV cache block");
-    v.Field("kv_cache_bytes", kv_cache_bytes, "KV cache memory budget in bytes (0 = unlimited)");
+    v.Field("kv_cache_bytes", kv_cache_bytes,
+            "KV cache memory in bytes (0 = max_batch_size sequences of max_seq_len)");
     v.Field("max_batch_tokens", max_batch_tokens, "Prompt tokens per forward pass");
     v.Field("kernel", kernel, "Kernel path: auto, avx512, avxvnni, avx2, scalar");
     v.Field("max_batch_size", max_batch_size, "Sequences per batched forward pass");

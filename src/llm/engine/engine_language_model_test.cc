@@ -348,9 +348,7 @@ TEST_F(EngineLmTest, PrefetchFeedsThePrefixTheFinalRequestReuses) {
 }
 
 TEST_F(EngineLmTest, ConcurrentCallsFromFourThreadsAllComplete) {
-  LlmEngineConfig cfg = Config(stories_);
-  cfg.prefix_cache_sequences = 2;  // fewer slots than callers: eviction is exercised
-  auto lm = Make(cfg);
+  auto lm = Make(Config(stories_));
   ASSERT_TRUE(lm);
   auto reference = Make(Config(stories_));
   ASSERT_TRUE(reference);
