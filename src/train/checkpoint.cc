@@ -94,6 +94,10 @@ Result<Checkpoint> LoadCheckpoint(const std::string& path) {
     return InvalidArgumentError(path + ": head dimension or rotary width is not the trainer's");
   }
   ASSIGN_OR_RETURN(c.vocab, engine::Vocabulary::ReadGgufMetadata(*f));
+  if (c.vocab.tokens.size() != static_cast<size_t>(s.n_vocab)) {
+    return DataLossError(path + ": the tokenizer has " + std::to_string(c.vocab.tokens.size()) +
+                         " tokens but the embedding has " + std::to_string(s.n_vocab) + " rows");
+  }
   const ParamLayout layout(s);
   // Every tensor must be present with its size before anything is allocated for the shape: the
   // file's own (validated) tensor bytes then bound the allocation, not its metadata.

@@ -52,7 +52,8 @@ struct AdminActions {
 // Registers the routes above on `server` (before Start()). `token` empty: the routes answer 404.
 Status RegisterAdminApi(HttpServer& server, const std::string& token, AdminActions actions);
 
-// Equal contents, in time that depends only on the lengths (not on where they differ).
+// Equal contents, in time that depends on neither the contents nor the lengths (SHA-256 digests
+// compared with CRYPTO_memcmp).
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
 
 }  // namespace hotline::server

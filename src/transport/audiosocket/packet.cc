@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 
 namespace hotline::transport::audiosocket {
 
@@ -163,10 +164,15 @@ Status AppendPacket(PacketType type, std::span<const uint8_t> payload, std::stri
 }
 
 namespace {
+// The Encode* payloads are the caller's own (REQUIRES: at most 65535 bytes); a larger one is a
+// programming error, stopped here rather than sent cut short.
 std::string Encode(PacketType type, std::span<const uint8_t> payload) {
   std::string out;
   out.reserve(kHeaderBytes + payload.size());
-  (void)AppendPacket(type, payload.first(std::min<size_t>(payload.size(), 0xffff)), out);
+  if (Status s = AppendPacket(type, payload, out); !s.ok()) {
+    std::fprintf(stderr, "audiosocket: %s\n", s.message().c_str());
+    std::abort();
+  }
   return out;
 }
 }  // namespace

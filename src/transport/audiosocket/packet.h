@@ -86,7 +86,7 @@ Status AppendPacket(PacketType type, std::span<const uint8_t> payload, std::stri
 std::string EncodeHangup();
 std::string EncodeUuid(const Uuid& uuid);
 std::string EncodeDtmf(char digit);
-// `pcm16le`: little-endian samples, even length, at most 65535 bytes.
+// `pcm16le`: little-endian samples, even length. REQUIRES: at most 65535 bytes (aborts).
 std::string EncodeAudio(std::span<const uint8_t> pcm16le);
 std::string EncodeError(std::optional<uint8_t> code = std::nullopt);
 
