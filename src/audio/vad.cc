@@ -10,12 +10,22 @@ namespace {
 
 // Band edges (Hz) inside the telephone band. Narrow low bands follow the first formant and the
 // voicing harmonics; wider high bands the upper formants and fricatives.
-constexpr std::array<double, Vad::kBands + 1> kBandEdgesHz = {200, 400, 800, 1300, 2000, 2800,
-                                                              3600};
+constexpr std::array<double, Vad::kBands + 1> kBandEdgesHz = {200,  400,  800, 1300,
+                                                              2000, 2800, 3600, 7200};
 // Bands whose SNR is averaged into the score (the strongest ones).
 constexpr int kScoreBands = 3;
 // Below this, band powers are treated as silence (avoids log(0) and denormals).
 constexpr float kPowerFloor = 1e-10f;
+// Standard deviation (dB) of the telephone-band frame level across the tracker window below
+// which the window counts as steady noise (white or line noise: under 1 dB; speech: 3 dB even for
+// a sustained vowel swinging 10 dB, 6 dB and more for running speech).
+constexpr double kSteadySpreadDb = 2.0;
+// The bands of 200-3600 Hz (all of them at 8 kHz).
+constexpr int kTelephoneBands = Vad::kBands - 1;
+// The learned excess of noise frames over the floor: at most this (dB), learned at this rate
+// per non-speech frame (about 1 s).
+constexpr float kMaxExcessDb = 8.0f;
+constexpr float kExcessRate = 0.02f;
 
 }  // namespace
 
@@ -89,15 +99,19 @@ Vad::Vad(const VadConfig& config, int rate_hz)
     for (int b = 0; b < bits; ++b) r |= ((i >> b) & 1u) << (bits - 1 - b);
     bitrev_[i] = r;
   }
-  for (int b = 0; b <= kBands; ++b) {
+  bands_ = rate_hz >= 16000 ? kBands : kBands - 1;
+  for (int b = 0; b <= bands_; ++b) {
     band_bins_[b] = static_cast<int>(std::lround(kBandEdgesHz[b] * fft_size_ / rate_hz));
   }
   recent_db_.resize(static_cast<size_t>(config.noise_window_ms / kFrameMs));
+  recent_level_db_.resize(recent_db_.size());
   Reset();
 }
 
 void Vad::Reset() {
   noise_db_.fill(0);
+  noise_excess_db_.fill(0);
+  quiet_frames_ = 0;
   initialized_ = false;
   in_speech_ = false;
   hangover_left_ = 0;
@@ -135,7 +149,7 @@ Result<VadFrame> Vad::Process(AudioView frame) {
   }
 
   std::array<float, kBands> band_db{};
-  for (int b = 0; b < kBands; ++b) {
+  for (int b = 0; b < bands_; ++b) {
     float power = 0;
     for (int k = band_bins_[b]; k < band_bins_[b + 1]; ++k) power += std::norm(fft_[k]);
     power /= static_cast<float>(band_bins_[b + 1] - band_bins_[b]);
@@ -148,8 +162,11 @@ Result<VadFrame> Vad::Process(AudioView frame) {
   }
 
   std::array<float, kBands> snr{};
-  for (int b = 0; b < kBands; ++b) snr[b] = std::max(0.0f, band_db[b] - noise_db_[b]);
-  std::partial_sort(snr.begin(), snr.begin() + kScoreBands, snr.end(), std::greater<float>());
+  for (int b = 0; b < bands_; ++b) {
+    snr[b] = std::max(0.0f, band_db[b] - noise_db_[b] - noise_excess_db_[b]);
+  }
+  std::partial_sort(snr.begin(), snr.begin() + kScoreBands, snr.begin() + bands_,
+                    std::greater<float>());
   float score = 0;
   for (int b = 0; b < kScoreBands; ++b) score += snr[b];
   score /= kScoreBands;
@@ -174,17 +191,45 @@ Result<VadFrame> Vad::Process(AudioView frame) {
   const float frame_s = kFrameMs / 1000.0f;
   const float rise = static_cast<float>(
       (active ? config_.speech_noise_rise_db_per_s : config_.noise_rise_db_per_s) * frame_s);
+  // Telephone-band power of this frame (bands 200-3600 Hz, whatever the rate), in dB.
+  float band_power = 0;
+  for (int b = 0; b < kTelephoneBands; ++b) {
+    band_power += std::pow(10.0f, band_db[b] / 10.0f) *
+                  static_cast<float>(band_bins_[b + 1] - band_bins_[b]);
+  }
+  const float tel_level_db = 10.0f * std::log10(std::max(band_power, kPowerFloor));
   recent_db_[recent_next_] = band_db;
+  recent_level_db_[recent_next_] = tel_level_db;
   recent_next_ = (recent_next_ + 1) % recent_db_.size();
   recent_count_ = std::min(recent_count_ + 1, recent_db_.size());
   std::array<float, kBands> window_min = band_db;
+  std::array<float, kBands> window_mean{};
+  bool lift = false;
   if (recent_count_ == recent_db_.size()) {
+    // Spread of the telephone-band level across the window: speech rises and falls with every
+    // syllable, steady noise barely moves. Only a steady window may lift the floor to its
+    // minimum, so a long sentence without pauses is not learned as noise.
     for (const auto& levels : recent_db_) {
-      for (int b = 0; b < kBands; ++b) window_min[b] = std::min(window_min[b], levels[b]);
+      for (int b = 0; b < bands_; ++b) {
+        window_min[b] = std::min(window_min[b], levels[b]);
+        window_mean[b] += levels[b];
+      }
     }
+    double sum = 0, sum2 = 0;
+    for (float level : recent_level_db_) {
+      sum += level;
+      sum2 += static_cast<double>(level) * level;
+    }
+    const double n = static_cast<double>(recent_db_.size());
+    const double var = std::max(0.0, sum2 / n - (sum / n) * (sum / n));
+    lift = std::sqrt(var) < kSteadySpreadDb;
+    for (int b = 0; b < bands_; ++b) window_mean[b] /= static_cast<float>(n);
   }
+  // A plain average over the first quiet frames, then an exponential one (about 1 s).
+  if (!active) ++quiet_frames_;
+  const float excess_rate = std::max(kExcessRate, 1.0f / static_cast<float>(quiet_frames_ + 1));
   float noise_sum = 0;
-  for (int b = 0; b < kBands; ++b) {
+  for (int b = 0; b < bands_; ++b) {
     float diff = band_db[b] - noise_db_[b];
     if (diff < 0) {
       noise_db_[b] += 0.3f * diff;
@@ -192,10 +237,19 @@ Result<VadFrame> Vad::Process(AudioView frame) {
       noise_db_[b] += std::min(rise, active ? diff : 0.1f * diff);
       noise_db_[b] = std::min(noise_db_[b], band_db[b]);
     }
-    if (recent_count_ == recent_db_.size()) noise_db_[b] = std::max(noise_db_[b], window_min[b]);
+    // The floor follows the quiet frames, so noise alone sits above it by the noise's own
+    // frame-to-frame scatter; that excess, learned outside speech (and from a steady window,
+    // which is all noise), is taken off the SNR.
+    if (lift) {
+      noise_db_[b] = std::max(noise_db_[b], window_min[b]);
+      noise_excess_db_[b] = std::clamp(window_mean[b] - noise_db_[b], 0.0f, kMaxExcessDb);
+    } else if (!active) {
+      const float excess = std::clamp(band_db[b] - noise_db_[b], 0.0f, kMaxExcessDb);
+      noise_excess_db_[b] += excess_rate * (excess - noise_excess_db_[b]);
+    }
     noise_sum += noise_db_[b];
   }
-  out.noise_dbfs = noise_sum / kBands;
+  out.noise_dbfs = noise_sum / static_cast<float>(bands_);
   return out;
 }
 

@@ -11,7 +11,14 @@
 // the last word's weak tail.
 //
 // The same six bands are used at 8 and 16 kHz, so telephone audio upsampled to 16 kHz and the
-// original 8 kHz audio are judged alike.
+// original 8 kHz audio are judged alike; at 16 kHz a seventh band, 3600-7200 Hz, adds the
+// fricatives ("s", "f", "th") that carry the ends of many words and lie above the telephone band.
+//
+// The floor tracks the quiet frames, so steady noise sits a few dB above it (its own
+// frame-to-frame scatter); that excess is learned outside speech and taken off every band's SNR.
+// The floor is lifted to the quietest frame of the tracker window only when the window is steady
+// (the telephone-band level barely moves), so a long sentence without a pause is never learned as noise,
+// while a step up in line noise is.
 //
 // Thread-safety: one Vad per call, used from one thread at a time. Process() does not allocate.
 #pragma once
@@ -32,7 +39,7 @@ struct VadConfig {
   double threshold_db = 9.0;
   // Speech continues while the score stays above threshold_db - hysteresis_db. Larger keeps
   // soft word endings, smaller ends speech sooner.
-  double hysteresis_db = 3.0;
+  double hysteresis_db = 6.0;
   // Frames quieter than this (RMS, dBFS) are never speech, whatever the noise floor says.
   // Guards against amplified digital silence; too high misses soft callers.
   double min_level_dbfs = -55.0;
@@ -79,7 +86,7 @@ float LevelDbfs(std::span<const int16_t> samples);
 
 class Vad {
  public:
-  static constexpr int kBands = 6;
+  static constexpr int kBands = 7;  // at most; 6 at 8 kHz
 
   // REQUIRES: config.Validate().ok() (use Create() to check). `sample_rate_hz` is 8000 or 16000.
   static Result<Vad> Create(const VadConfig& config, int sample_rate_hz);
@@ -104,11 +111,15 @@ class Vad {
   std::vector<std::complex<float>> fft_;     // work buffer, fft_size_
   std::vector<std::complex<float>> twiddle_;  // fft_size_ / 2
   std::vector<uint32_t> bitrev_;
+  int bands_ = 0;                           // bands in use at this rate
   std::array<int, kBands + 1> band_bins_{};  // FFT bin edges of the bands
   std::array<float, kBands> noise_db_{};
+  std::array<float, kBands> noise_excess_db_{};  // mean excess of non-speech frames over the floor
   std::vector<std::array<float, kBands>> recent_db_;  // ring of band levels, noise_window_ms
+  std::vector<float> recent_level_db_;  // telephone-band level per frame, same ring positions
   size_t recent_next_ = 0;
   size_t recent_count_ = 0;
+  int64_t quiet_frames_ = 0;  // non-speech frames so far (the excess average's count)
   bool initialized_ = false;
   bool in_speech_ = false;
   int hangover_left_ = 0;

@@ -112,6 +112,48 @@ TEST(Vad, LearnsAStepUpInLineNoise) {
   EXPECT_EQ(Count(v, 50 + 150, v.size()), 0);
 }
 
+TEST(Vad, LongSentenceWithoutAPauseIsNotLearnedAsNoise) {
+  // Six seconds of syllables that swing 10 dB but never drop to the line noise: the tracker
+  // window (2 s) is full of speech, which must not become the noise floor.
+  for (int rate : {8000, 16000}) {
+    auto vad = Vad::Create(VadConfig{}, rate);
+    ASSERT_TRUE(vad.ok());
+    std::vector<int16_t> x(SamplesForMs(rate, 1000), 0);
+    auto loud = Vowel(rate, 6000, 1500);
+    for (size_t i = 0; i < loud.size(); ++i) {
+      const double t = static_cast<double>(i) / rate;
+      const double syllable = 0.66 + 0.34 * std::sin(2 * std::numbers::pi * 4.0 * t);  // 4 Hz
+      loud[i] = SaturateToInt16(static_cast<int32_t>(loud[i] * syllable));
+    }
+    x.insert(x.end(), loud.begin(), loud.end());
+    AddNoise(x, 30, 5);
+    auto v = RunVad(*vad, x);
+    EXPECT_GE(Count(v, 52, 350), 290) << rate;  // the whole sentence, 6 s = frames 50-349
+  }
+}
+
+TEST(Vad, HearsFricativesAboveTheTelephoneBandAt16k) {
+  // An "s": 60 tones at random frequencies between 4 and 7 kHz with random phases, nothing in
+  // the telephone band, after quiet line noise.
+  auto vad = Vad::Create(VadConfig{}, 16000);
+  ASSERT_TRUE(vad.ok());
+  std::vector<int16_t> x(SamplesForMs(16000, 1000), 0);
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<double> freq(4000, 7000), phase(0, 2 * std::numbers::pi);
+  std::vector<std::pair<double, double>> tones(60);
+  for (auto& [f, p] : tones) f = freq(rng), p = phase(rng);
+  for (size_t i = 0; i < SamplesForMs(16000, 300); ++i) {
+    double v = 0;
+    for (const auto& [f, p] : tones) v += std::sin(2 * std::numbers::pi * f * i / 16000.0 + p);
+    x.push_back(SaturateToInt16(static_cast<int32_t>(200 * v)));
+  }
+  x.resize(x.size() + SamplesForMs(16000, 500), 0);
+  AddNoise(x, 30, 6);
+  auto v = RunVad(*vad, x);
+  EXPECT_EQ(Count(v, 5, 48), 0);
+  EXPECT_GE(Count(v, 51, 65), 12);  // the fricative, frames 50-64
+}
+
 TEST(Vad, RealSpeechGoForward) {
   auto x = ReadRaw16("/usr/share/pocketsphinx/test/data/goforward.raw");
   ASSERT_GT(x.size(), 16000u) << "install pocketsphinx-testdata";
