@@ -172,4 +172,43 @@ double Percentile(std::vector<double> values, double p) {
   return values[lo] + (values[hi] - values[lo]) * (idx - static_cast<double>(lo));
 }
 
+std::optional<RssTrend> AnalyzeRssTrend(const std::vector<RssSample>& timeline,
+                                        double window_start_s) {
+  std::vector<RssSample> w;
+  for (const RssSample& s : timeline) {
+    if (s.t_s >= window_start_s && std::isfinite(s.t_s) && std::isfinite(s.rss_mb)) w.push_back(s);
+  }
+  std::sort(w.begin(), w.end(),
+            [](const RssSample& a, const RssSample& b) { return a.t_s < b.t_s; });
+  if (w.size() < 4 || !(w.back().t_s > w.front().t_s)) return std::nullopt;
+  RssTrend t;
+  t.samples = static_cast<int>(w.size());
+  t.window_start_s = w.front().t_s;
+  t.window_end_s = w.back().t_s;
+  const size_t quarter = (w.size() + 3) / 4;
+  double first = 0, last = 0;
+  for (size_t i = 0; i < quarter; ++i) {
+    first += w[i].rss_mb;
+    last += w[w.size() - 1 - i].rss_mb;
+  }
+  t.first_quartile_mb = first / static_cast<double>(quarter);
+  t.last_quartile_mb = last / static_cast<double>(quarter);
+  t.growth_mb = t.last_quartile_mb - t.first_quartile_mb;
+  // Least squares on centred times (seconds), scaled to minutes.
+  double mean_t = 0, mean_m = 0;
+  for (const RssSample& s : w) {
+    mean_t += s.t_s;
+    mean_m += s.rss_mb;
+  }
+  mean_t /= static_cast<double>(w.size());
+  mean_m /= static_cast<double>(w.size());
+  double sxy = 0, sxx = 0;
+  for (const RssSample& s : w) {
+    sxy += (s.t_s - mean_t) * (s.rss_mb - mean_m);
+    sxx += (s.t_s - mean_t) * (s.t_s - mean_t);
+  }
+  t.slope_mb_per_min = sxx > 0 ? sxy / sxx * 60.0 : 0.0;
+  return t;
+}
+
 }  // namespace hotline::server::testing
