@@ -13,6 +13,7 @@
 #pragma once
 
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,6 +92,9 @@ double Percentile(std::vector<double> values, double p);
 struct RssSample {
   double t_s = 0;     // seconds since the run started
   double rss_mb = 0;  // server resident set, MiB
+  // Of it, anonymous memory (heap, stacks: what a leak grows), MiB; NaN when unknown. The rest
+  // is mapped files (models, voices, libraries), counted once per mapping and bounded by them.
+  double rss_anon_mb = NAN;
   int active_calls = 0;
 };
 

@@ -64,8 +64,8 @@ TEST(CallLoad, RssTrendFlatAndGrowing) {
   for (int i = 0; i <= 40; ++i) {
     const double t = i * 1.5;
     // A ramp (excluded by the window) and then noise around 200 MiB.
-    flat.push_back({t, t < 10 ? 100 + 10 * t : 200 + ((i % 2) ? 0.5 : -0.5), 4});
-    growing.push_back({t, 300 + 2.0 * t, 4});  // 120 MiB per minute
+    flat.push_back({t, t < 10 ? 100 + 10 * t : 200 + ((i % 2) ? 0.5 : -0.5), NAN, 4});
+    growing.push_back({t, 300 + 2.0 * t, NAN, 4});  // 120 MiB per minute
   }
   auto f = AnalyzeRssTrend(flat, 10);
   ASSERT_TRUE(f.has_value());
@@ -81,7 +81,7 @@ TEST(CallLoad, RssTrendFlatAndGrowing) {
   EXPECT_GT(g->growth_mb, 80);  // quarters' means ~ 45 s apart at 2 MiB/s
   // Too few samples in the window, or no time between them: no verdict.
   EXPECT_FALSE(AnalyzeRssTrend(growing, 56).has_value());
-  EXPECT_FALSE(AnalyzeRssTrend({{5, 1, 0}, {5, 2, 0}, {5, 3, 0}, {5, 4, 0}}, 0).has_value());
+  EXPECT_FALSE(AnalyzeRssTrend({{5, 1, NAN, 0}, {5, 2, NAN, 0}, {5, 3, NAN, 0}, {5, 4, NAN, 0}}, 0).has_value());
 }
 
 TEST(CallLoad, SynthesizedQuestionEndsOnItsLastAudibleFrame) {
