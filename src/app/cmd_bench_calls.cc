@@ -473,7 +473,8 @@ int RunBenchCalls(std::span<const std::string> argv) {
             {"first_quartile_mb", t->first_quartile_mb},
             {"last_quartile_mb", t->last_quartile_mb},
             {"growth_mb", t->growth_mb},
-            {"slope_mb_per_min", t->slope_mb_per_min}};
+            {"slope_mb_per_min", t->slope_mb_per_min},
+            {"late_slope_mb_per_min", t->late_slope_mb_per_min}};
   };
   memory_json["trend_rss"] = trend_json(trend_rss);
   memory_json["trend_rss_anon"] = trend_json(trend_anon);
@@ -568,10 +569,12 @@ int RunBenchCalls(std::span<const std::string> argv) {
     if (trend) {
       std::printf(
           "memory (%s) after %.0f s (%d samples, %.0f..%.0f s): first quartile %.1f MB, last "
-          "%.1f MB (%+.1f MB), slope %+.2f MB/min: %s (bound %.2f MB/min)\n",
+          "%.1f MB (%+.1f MB), slope %+.2f MB/min (later half %+.2f): %s (bound %.2f "
+          "MB/min)\n",
           trend_of, *warmup, trend->samples, trend->window_start_s, trend->window_end_s,
           trend->first_quartile_mb, trend->last_quartile_mb, trend->growth_mb,
-          trend->slope_mb_per_min, memory_flat ? "flat" : "GROWING", *rss_slope_max);
+          trend->slope_mb_per_min, trend->late_slope_mb_per_min,
+          memory_flat ? "flat" : "GROWING", *rss_slope_max);
     } else {
       std::printf("memory trend: %s\n", memory_json["note"].get<std::string>().c_str());
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <fstream>
 #include <span>
 
@@ -172,6 +173,30 @@ double Percentile(std::vector<double> values, double p) {
   return values[lo] + (values[hi] - values[lo]) * (idx - static_cast<double>(lo));
 }
 
+namespace {
+
+// Least-squares slope of rss_mb over t_s, in MiB per minute (0 for fewer than 2 distinct times).
+double SlopePerMinute(std::vector<RssSample>::const_iterator begin,
+                      std::vector<RssSample>::const_iterator end) {
+  const double n = static_cast<double>(end - begin);
+  if (n < 2) return 0.0;
+  double mean_t = 0, mean_m = 0;
+  for (auto it = begin; it != end; ++it) {
+    mean_t += it->t_s;
+    mean_m += it->rss_mb;
+  }
+  mean_t /= n;
+  mean_m /= n;
+  double sxy = 0, sxx = 0;
+  for (auto it = begin; it != end; ++it) {
+    sxy += (it->t_s - mean_t) * (it->rss_mb - mean_m);
+    sxx += (it->t_s - mean_t) * (it->t_s - mean_t);
+  }
+  return sxx > 0 ? sxy / sxx * 60.0 : 0.0;
+}
+
+}  // namespace
+
 std::optional<RssTrend> AnalyzeRssTrend(const std::vector<RssSample>& timeline,
                                         double window_start_s) {
   std::vector<RssSample> w;
@@ -194,20 +219,9 @@ std::optional<RssTrend> AnalyzeRssTrend(const std::vector<RssSample>& timeline,
   t.first_quartile_mb = first / static_cast<double>(quarter);
   t.last_quartile_mb = last / static_cast<double>(quarter);
   t.growth_mb = t.last_quartile_mb - t.first_quartile_mb;
-  // Least squares on centred times (seconds), scaled to minutes.
-  double mean_t = 0, mean_m = 0;
-  for (const RssSample& s : w) {
-    mean_t += s.t_s;
-    mean_m += s.rss_mb;
-  }
-  mean_t /= static_cast<double>(w.size());
-  mean_m /= static_cast<double>(w.size());
-  double sxy = 0, sxx = 0;
-  for (const RssSample& s : w) {
-    sxy += (s.t_s - mean_t) * (s.rss_mb - mean_m);
-    sxx += (s.t_s - mean_t) * (s.t_s - mean_t);
-  }
-  t.slope_mb_per_min = sxx > 0 ? sxy / sxx * 60.0 : 0.0;
+  t.slope_mb_per_min = SlopePerMinute(w.begin(), w.end());
+  const auto half = w.begin() + static_cast<std::ptrdiff_t>(w.size() / 2);
+  t.late_slope_mb_per_min = SlopePerMinute(half, w.end());
   return t;
 }
 

@@ -109,6 +109,9 @@ struct RssTrend {
   double last_quartile_mb = 0;
   double growth_mb = 0;  // last_quartile_mb - first_quartile_mb
   double slope_mb_per_min = 0;
+  // The slope over the later half of the samples alone: a leak keeps growing there, while a
+  // one-off step (an allocator arena, a pool reaching its size) early in the window does not.
+  double late_slope_mb_per_min = 0;
 };
 
 // nullopt when the window holds fewer than 4 samples or spans no time.

@@ -79,6 +79,15 @@ TEST(CallLoad, RssTrendFlatAndGrowing) {
   EXPECT_EQ(g->samples, 41);
   EXPECT_NEAR(g->slope_mb_per_min, 120, 1e-6);
   EXPECT_GT(g->growth_mb, 80);  // quarters' means ~ 45 s apart at 2 MiB/s
+  EXPECT_NEAR(g->late_slope_mb_per_min, 120, 1e-6);
+  // A one-off step early in the window, then flat: the whole-window slope sees the step, the
+  // later half does not.
+  std::vector<RssSample> step;
+  for (int i = 0; i <= 40; ++i) step.push_back({i * 1.5, i < 10 ? 100.0 : 110.0, NAN, 4});
+  auto st = AnalyzeRssTrend(step, 0);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_GT(st->slope_mb_per_min, 5);
+  EXPECT_EQ(st->late_slope_mb_per_min, 0);
   // Too few samples in the window, or no time between them: no verdict.
   EXPECT_FALSE(AnalyzeRssTrend(growing, 56).has_value());
   EXPECT_FALSE(AnalyzeRssTrend({{5, 1, NAN, 0}, {5, 2, NAN, 0}, {5, 3, NAN, 0}, {5, 4, NAN, 0}}, 0).has_value());
