@@ -376,8 +376,8 @@ Result<Answering> BuildAnswering(const Setup& setup, const RowSpec& row, llm::La
 
 uint64_t KvBlockBytes(const engine::RandomModelInfo& info, int block_tokens) {
   const uint64_t head_dim = uint64_t(info.n_embd / info.n_head);
-  return uint64_t(info.n_layer) * 2 * uint64_t(block_tokens) * uint64_t(info.n_head_kv) *
-         head_dim * 2;  // f16 rows
+  return uint64_t(info.n_layer) * 2 * uint64_t(block_tokens) * uint64_t(info.n_head_kv) * head_dim *
+         2;  // f16 rows
 }
 
 Result<RowResult> RunRow(const Setup& setup, const RowSpec& row, const std::string& model_path,
@@ -439,8 +439,8 @@ Result<RowResult> RunRow(const Setup& setup, const RowSpec& row, const std::stri
     for (int i = 0; i < setup.concurrency; ++i) {
       askers.emplace_back([&, i] {
         for (size_t k = next++; k < questions.size(); k = next++) {
-          auto spoken = AnswerAndSpeak(a.answerer(), *synths[size_t(i)], questions[k],
-                                       row.streaming);
+          auto spoken =
+              AnswerAndSpeak(a.answerer(), *synths[size_t(i)], questions[k], row.streaming);
           if (spoken.ok()) {
             ++answered;
           } else {
@@ -473,9 +473,9 @@ nlohmann::json NumberOrNull(double v) {
 }
 
 int RunBenchAblation(std::span<const std::string> argv) {
-  auto args = Args::Parse(argv, {"--questions", "--shape", "--arch", "--unquantized", "--quantized",
-                                 "--answer-tokens", "--concurrency", "--threads", "--bitext",
-                                 "--kb", "--seed", "--passages"});
+  auto args = Args::Parse(
+      argv, {"--questions", "--shape", "--arch", "--unquantized", "--quantized", "--answer-tokens",
+             "--concurrency", "--threads", "--bitext", "--kb", "--seed", "--passages"});
   if (!args.ok()) return UsageError(args.status().message(), kUsage);
   if (args->Has("--help") || args->Has("-h")) {
     std::cout << kUsage;
@@ -493,9 +493,10 @@ int RunBenchAblation(std::span<const std::string> argv) {
   const std::string unq = args->GetOr("--unquantized", "f32");
   const std::string quant = args->GetOr("--quantized", "q4_0");
   const std::string bitext = args->GetOr("--bitext", "");
-  const std::string kb_csv = args->GetOr("--kb", std::string(HOTLINE_ASSETS_DIR) + "/kb/bitext_kb.csv");
-  for (const Status& s : {n.status(), passages.status(), answer_tokens.status(), concurrency.status(),
-                          threads.status(), seed.status(), args->Finish()}) {
+  const std::string kb_csv =
+      args->GetOr("--kb", std::string(HOTLINE_ASSETS_DIR) + "/kb/bitext_kb.csv");
+  for (const Status& s : {n.status(), passages.status(), answer_tokens.status(),
+                          concurrency.status(), threads.status(), seed.status(), args->Finish()}) {
     if (!s.ok()) return UsageError(s.message(), kUsage);
   }
   if (!args->positional().empty()) return UsageError("unexpected argument", kUsage);
@@ -503,7 +504,8 @@ int RunBenchAblation(std::span<const std::string> argv) {
   if (shape != "tiny" && shape != "0.5b" && shape != "1b") {
     return UsageError("--shape must be tiny, 0.5b or 1b", kUsage);
   }
-  if (arch != "qwen2" && arch != "llama") return UsageError("--arch must be qwen2 or llama", kUsage);
+  if (arch != "qwen2" && arch != "llama")
+    return UsageError("--arch must be qwen2 or llama", kUsage);
   if (unq != "f32" && unq != "f16") return UsageError("--unquantized must be f32 or f16", kUsage);
   if (quant != "q4_0" && quant != "q8_0") {
     return UsageError("--quantized must be q4_0 or q8_0", kUsage);
@@ -569,9 +571,9 @@ int RunBenchAblation(std::span<const std::string> argv) {
   setup.concurrency = static_cast<int>(*concurrency);
   setup.threads = static_cast<int>(*threads);
   setup.chat_template = arch == "qwen2" ? "chatml" : "llama3";
-  setup.scratch = (std::filesystem::temp_directory_path() /
-                   ("hotline-ablation-" + std::to_string(getpid())))
-                      .string();
+  setup.scratch =
+      (std::filesystem::temp_directory_path() / ("hotline-ablation-" + std::to_string(getpid())))
+          .string();
   std::error_code ec;
   std::filesystem::create_directories(setup.scratch, ec);
   if (ec) return Fail("cannot create " + setup.scratch + ": " + ec.message());
@@ -608,8 +610,8 @@ int RunBenchAblation(std::span<const std::string> argv) {
       {"+ answer cache (L1/L2/L3)", quant, true, true, true},
   };
   if (!json) {
-    std::cerr << "hotline bench ablation: " << arch << " " << shape << " (" << unq << " / "
-              << quant << "), " << questions->size() << " questions, " << *answer_tokens
+    std::cerr << "hotline bench ablation: " << arch << " " << shape << " (" << unq << " / " << quant
+              << "), " << questions->size() << " questions, " << *answer_tokens
               << " tokens per model answer, throughput with " << *concurrency << " askers\n";
   }
   const double load_start = LoadAverage1m();
@@ -628,19 +630,19 @@ int RunBenchAblation(std::span<const std::string> argv) {
   const double base_p50 = server::testing::Percentile(rows[0].first_audio_ms, 50);
   const double base_qps = rows[0].qps;
   if (json) {
-    nlohmann::json out = {{"arch", arch},
-                          {"shape", shape},
-                          {"unquantized", unq},
-                          {"quantized", quant},
-                          {"questions", questions->size()},
-                          {"answer_tokens", *answer_tokens},
-                          {"passages", *passages},
-                          {"concurrency", *concurrency},
-                          {"threads", *threads},
-                          {"question_source", bitext.empty() ? kb_csv : bitext},
-                          {"load_average_1m",
-                           {{"start", NumberOrNull(load_start)}, {"end", NumberOrNull(load_end)}}},
-                          {"wall_s", wall_s}};
+    nlohmann::json out = {
+        {"arch", arch},
+        {"shape", shape},
+        {"unquantized", unq},
+        {"quantized", quant},
+        {"questions", questions->size()},
+        {"answer_tokens", *answer_tokens},
+        {"passages", *passages},
+        {"concurrency", *concurrency},
+        {"threads", *threads},
+        {"question_source", bitext.empty() ? kb_csv : bitext},
+        {"load_average_1m", {{"start", NumberOrNull(load_start)}, {"end", NumberOrNull(load_end)}}},
+        {"wall_s", wall_s}};
     nlohmann::json jr = nlohmann::json::array();
     for (const RowResult& r : rows) {
       const double p50 = server::testing::Percentile(r.first_audio_ms, 50);
@@ -664,9 +666,10 @@ int RunBenchAblation(std::span<const std::string> argv) {
           {"answers_by_tier", r.tiers},
           {"generated_tokens_mean", r.generated_tokens_mean},
           {"failures", r.failures},
-          {"vs_row1", {{"p50", NumberOrNull(base_p50 / p50)},
-                       {"questions_per_s", base_qps > 0 ? nlohmann::json(r.qps / base_qps)
-                                                        : nlohmann::json()}}}};
+          {"vs_row1",
+           {{"p50", NumberOrNull(base_p50 / p50)},
+            {"questions_per_s",
+             base_qps > 0 ? nlohmann::json(r.qps / base_qps) : nlohmann::json()}}}};
       if (!r.first_error.empty()) row["first_error"] = r.first_error;
       jr.push_back(row);
     }
@@ -689,8 +692,8 @@ int RunBenchAblation(std::span<const std::string> argv) {
       if (r.failures > 0) std::printf("; %d failed (%s)", r.failures, r.first_error.c_str());
       std::printf("\n");
     }
-    std::printf("load average (1 min): %.2f at start, %.2f at end; %.0f s\n", load_start,
-                load_end, wall_s);
+    std::printf("load average (1 min): %.2f at start, %.2f at end; %.0f s\n", load_start, load_end,
+                wall_s);
   }
   return failures == 0 ? 0 : 3;
 }

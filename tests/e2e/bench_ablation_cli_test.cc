@@ -77,8 +77,8 @@ TEST(BenchAblationCli, TinyShapeReportsTheFourRows) {
     const auto& mem = row["memory_bytes"];
     EXPECT_GT(mem["model"].get<double>(), 0);
     EXPECT_GT(mem["kv"].get<double>(), 0);
-    EXPECT_EQ(mem["total"].get<double>(), mem["model"].get<double>() + mem["kv"].get<double>() +
-                                              mem["caches"].get<double>());
+    EXPECT_EQ(mem["total"].get<double>(),
+              mem["model"].get<double>() + mem["kv"].get<double>() + mem["caches"].get<double>());
     int answered = 0;
     for (const auto& [tier, count] : row["answers_by_tier"].items()) answered += count.get<int>();
     EXPECT_EQ(answered, 4);
