@@ -33,9 +33,9 @@
 // fresh answer stack (cold answer caches); questions answered / wall seconds. With C at or above
 // the point where the engine is saturated, that is the throughput the row can sustain.
 //
-// Memory: model weights (the GGUF file, loaded whole), the KV cache the batching scheduler
-// allocates (its block pool), and the answer caches' bytes in the answer store (L2 and L3
-// entries) after the throughput pass.
+// Memory: model weights (the GGUF file, mapped; every weight is read for each token, so all of
+// it is resident), the KV cache the batching scheduler allocates (its block pool), and the
+// answer caches' bytes in the answer store (L2 and L3 entries) after the throughput pass.
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,7 +89,8 @@ constexpr char kUsage[] =
     "  synthesizer; (4) + answer caches (L1/L2/L3). Columns: first-audio latency P50/P99 (final\n"
     "  transcript handed to the answerer -> first synthesized audio chunk, one question at a\n"
     "  time), questions per second with C closed-loop askers, memory (model + KV + caches).\n"
-    "  Random-weight models of the shape are written to a temporary folder and removed after.\n"
+    "  Random-weight models of the shape are written to a temporary folder and removed after\n"
+    "  (an interrupted run leaves $TMPDIR/hotline-ablation-PID behind).\n"
     "  --json               the table as one JSON object\n"
     "  --questions N        questions per pass, 2..500 (default 8): half distinct, then each\n"
     "                       asked again, alternately word for word and in other words\n"
