@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -68,10 +69,10 @@ RunResult Run(pipeline::CallStack& stack, int calls,
   sc.port = 0;
   auto srv = server::HttpServer::Create(sc);
   if (!srv.ok()) Die("server", srv.status());
-  server::TwilioConfig tc;
-  tc.max_calls = std::max(calls, 1);
   MetricsRegistry metrics;
-  auto twilio = server::TwilioEndpoint::Create(stack.resources(), tc, &metrics);
+  auto registry = std::make_shared<server::CallRegistry>(std::max(calls, 1));
+  auto twilio =
+      server::TwilioEndpoint::Create(stack.resources(), server::TwilioConfig{}, &metrics, registry);
   if (!twilio.ok()) Die("twilio endpoint", twilio.status());
   if (Status s = (*srv)->HandleWebSocket("/twilio", (*twilio)->Factory()); !s.ok()) Die("route", s);
   if (Status s = (*srv)->Start(); !s.ok()) Die("start", s);

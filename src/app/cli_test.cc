@@ -2,6 +2,11 @@
 #include "app/hotline_config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 namespace hotline::cli {
 namespace {
@@ -57,6 +62,53 @@ TEST(RedactedConfigYaml, HidesTokensAndUrlPasswords) {
   EXPECT_NE(yaml.find("token_env: HOTLINE_ADMIN_TOKEN"), std::string::npos) << yaml;
   EXPECT_NE(yaml.find("max_calls:"), std::string::npos);
   EXPECT_NE(yaml.find("audiosocket:"), std::string::npos);
+}
+
+// Writes `text` to a fresh file under the test temp dir; returns its path.
+std::string WriteConfig(const std::string& name, const std::string& text) {
+  const std::filesystem::path p = std::filesystem::temp_directory_path() /
+                                  ("hotline-cli-test-" + std::to_string(getpid()) + "-" + name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+TEST(LoadHotlineConfig, CallCapIsTransportNeutral) {
+  const std::string path =
+      WriteConfig("calls.yaml", "calls:\n  max_calls: 7\n  over_capacity_text: Busy.\n");
+  auto cfg = LoadHotlineConfig(path, {});
+  std::filesystem::remove(path);
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  EXPECT_EQ(cfg->calls.max_calls, 7);
+  EXPECT_EQ(cfg->calls.over_capacity_text, "Busy.");
+  auto bad = LoadHotlineConfig("", {"calls.max_calls=0"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("calls"), std::string::npos) << bad.status();
+}
+
+TEST(LoadHotlineConfig, OldCallCapKeysStillReadAsCalls) {
+  const std::string path = WriteConfig(
+      "old.yaml",
+      "twilio:\n  max_calls: 5\n  over_capacity_text: Full.\naudiosocket:\n  port: -1\n");
+  auto cfg = LoadHotlineConfig(path, {"twilio.max_calls=6"});
+  std::filesystem::remove(path);
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  EXPECT_EQ(cfg->calls.max_calls, 6);  // the override wins over the file, as for any key
+  EXPECT_EQ(cfg->calls.over_capacity_text, "Full.");
+  // The effective config shows only the new section.
+  const std::string yaml = DumpConfigYaml(*cfg);
+  EXPECT_NE(yaml.find("calls:\n  max_calls: 6"), std::string::npos) << yaml;
+}
+
+TEST(LoadHotlineConfig, OldAndNewCallCapKeysTogetherAreAnError) {
+  const std::string path =
+      WriteConfig("both.yaml", "calls:\n  max_calls: 5\ntwilio:\n  max_calls: 9\n");
+  auto cfg = LoadHotlineConfig(path, {});
+  std::filesystem::remove(path);
+  ASSERT_FALSE(cfg.ok());
+  const std::string msg(cfg.status().message());
+  EXPECT_NE(msg.find("twilio.max_calls"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("calls.max_calls"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(":4:"), std::string::npos) << msg;  // the old key's line
 }
 
 }  // namespace

@@ -4,8 +4,9 @@
 // frames) and timing, from the caller's side, the end of each question to the first audible
 // reply frame as Twilio would play it. Calls that end are replaced until S seconds have passed.
 // Reports latency percentiles, calls that failed and why, answers per cache tier (from the
-// server's /metrics before and after) and, with --server-pid on the same machine, the server's
-// CPU and memory.
+// server's /metrics before and after) and the server's CPU and memory (--server-pid on the same
+// machine, or its /metrics), with a timeline of its resident memory for soak runs: first- and
+// last-quartile means and the slope once the load is steady, against a bound.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -41,6 +43,7 @@ constexpr char kUsage[] =
     "usage: hotline bench calls --url ws://HOST:PORT/twilio --concurrency N --duration S [--json]\n"
     "                           [--questions FILE|built-in] [--voice NAME]\n"
     "                           [--questions-per-call K] [--ramp S] [--server-pid PID]\n"
+    "                           [--sample-s S] [--warmup S] [--rss-slope-max MB]\n"
     "  Places N concurrent Twilio Media Streams calls against a running `hotline serve`, each\n"
     "  asking synthesized questions in real time (8 kHz mu-law, 20 ms frames) and replaced when "
     "it\n"
@@ -58,7 +61,16 @@ constexpr char kUsage[] =
     "  --ramp S                spread the first N call starts over S seconds (default\n"
     "                          min(10, duration/4))\n"
     "  --server-pid PID        the server's process on this machine: report its CPU and memory\n"
-    "  Exit status: 0 all calls went as scripted, 3 some failed, 1 error, 2 usage.\n";
+    "  --sample-s S            seconds between memory timeline samples, 1..600 (default\n"
+    "                          duration/120, at least 1)\n"
+    "  --warmup S              memory trend measured from S seconds on (default the ramp plus\n"
+    "                          10% of the duration, at most 60 s more)\n"
+    "  --rss-slope-max MB      flat-memory bound: the slope of the server's memory over the\n"
+    "                          steady window in MiB per minute (default 1.0); given, exceeding\n"
+    "                          it exits 4. Anonymous memory (RssAnon) with --server-pid, else\n"
+    "                          the resident set; both are reported\n"
+    "  Exit status: 0 all calls went as scripted, 3 some failed, 4 memory grew past\n"
+    "  --rss-slope-max, 1 error, 2 usage.\n";
 
 struct WsUrl {
   std::string host;
@@ -109,12 +121,27 @@ Result<WsUrl> ParseWsUrl(const std::string& url) {
 struct ProcSample {
   double cpu_s = 0;  // user + system
   double rss_mb = 0;
+  double rss_anon_mb = NAN;  // anonymous part of rss_mb (from /proc only)
 };
+
+// RssAnon of /proc/PID/status in MiB; NaN when absent or unreadable.
+double ReadRssAnonMb(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  for (int i = 0; i < 200 && std::getline(in, line); ++i) {
+    if (line.rfind("RssAnon:", 0) != 0) continue;
+    char* end = nullptr;
+    const double kb = std::strtod(line.c_str() + 8, &end);
+    if (end == line.c_str() + 8 || !std::isfinite(kb) || kb < 0) return NAN;
+    return kb / 1024.0;
+  }
+  return NAN;
+}
 
 std::optional<ProcSample> ReadProc(long pid) {
   std::optional<ProcessStats> p = ReadProcessStats("/proc/" + std::to_string(pid));
   if (!p) return std::nullopt;
-  return ProcSample{p->cpu_seconds, p->resident_bytes / (1024.0 * 1024.0)};
+  return ProcSample{p->cpu_seconds, p->resident_bytes / (1024.0 * 1024.0), ReadRssAnonMb(pid)};
 }
 
 // CPU seconds this process (the callers) has used.
@@ -178,7 +205,8 @@ nlohmann::json NumberOrNull(double v) {
 
 int RunBenchCalls(std::span<const std::string> argv) {
   auto args = Args::Parse(argv, {"--url", "--concurrency", "--duration", "--questions", "--voice",
-                                 "--questions-per-call", "--ramp", "--server-pid"});
+                                 "--questions-per-call", "--ramp", "--server-pid", "--sample-s",
+                                 "--warmup", "--rss-slope-max"});
   if (!args.ok()) return UsageError(args.status().message(), kUsage);
   if (args->Has("--help") || args->Has("-h")) {
     std::cout << kUsage;
@@ -195,8 +223,14 @@ int RunBenchCalls(std::span<const std::string> argv) {
   auto per_call = args->GetInt("--questions-per-call", 3, 1, 50);
   auto server_pid = args->GetInt("--server-pid", 0, 1, 4194304);
   auto ramp = args->GetDouble("--ramp", -1, 0, 86400);  // -1: not given
-  for (const Status& s : {concurrency.status(), duration.status(), per_call.status(),
-                          server_pid.status(), ramp.status(), args->Finish()}) {
+  auto sample_s = args->GetDouble("--sample-s", -1, 1, 600);  // -1: not given
+  auto warmup = args->GetDouble("--warmup", -1, 0, 86400);    // -1: not given
+  auto rss_slope_max = args->GetDouble("--rss-slope-max", 1.0, 0, 1e6);
+  const bool enforce_rss_slope = args->Has("--rss-slope-max");
+  for (const Status& s :
+       {concurrency.status(), duration.status(), per_call.status(), server_pid.status(),
+        ramp.status(), sample_s.status(), warmup.status(), rss_slope_max.status(),
+        args->Finish()}) {
     if (!s.ok()) return UsageError(s.message(), kUsage);
   }
   if (!args->positional().empty()) return UsageError("unexpected argument", kUsage);
@@ -205,6 +239,9 @@ int RunBenchCalls(std::span<const std::string> argv) {
   if (!has_duration) return UsageError("--duration is required", kUsage);
   if (*ramp < 0) *ramp = std::min(10.0, *duration / 4);
   if (*ramp > *duration) return UsageError("--ramp must not exceed --duration", kUsage);
+  if (*sample_s < 0) *sample_s = std::max(1.0, *duration / 120);
+  if (*warmup < 0) *warmup = *ramp + std::min(60.0, *duration / 10);
+  if (*warmup >= *duration) return UsageError("--warmup must be below --duration", kUsage);
   auto target = ParseWsUrl(url);
   if (!target.ok()) return UsageError(target.status().message(), kUsage);
   const int n = static_cast<int>(*concurrency);
@@ -280,6 +317,11 @@ int RunBenchCalls(std::span<const std::string> argv) {
   std::atomic<int> active{0};
   int peak_active = 0;
   double peak_rss_mb = proc_before ? proc_before->rss_mb : 0;
+  // The server's memory over time (guarded by mu); one sample per --sample-s.
+  std::vector<testing::RssSample> rss_timeline;
+  const auto sample_every =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*sample_s));
+  Clock::time_point next_sample;  // guarded by mu; the first reading is taken at once
   const double load_start = LoadAverage1m();
   const double own_cpu_start = OwnCpuSeconds();
 
@@ -287,13 +329,24 @@ int RunBenchCalls(std::span<const std::string> argv) {
   const auto stop_at =
       t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*duration));
   std::atomic<bool> sampling{true};
+  // Called with mu held: notes the peak and, when due, a timeline sample.
+  auto note_rss = [&](double rss_mb, double rss_anon_mb) {
+    peak_rss_mb = std::max(peak_rss_mb, rss_mb);
+    const auto now = Clock::now();
+    if (now < next_sample) return;
+    next_sample = next_sample == Clock::time_point{} || next_sample + sample_every <= now
+                      ? now + sample_every
+                      : next_sample + sample_every;
+    rss_timeline.push_back({std::chrono::duration<double>(now - t0).count(), rss_mb, rss_anon_mb,
+                            active.load()});
+  };
   std::thread sampler([&] {
     while (sampling.load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
       std::lock_guard<std::mutex> lock(mu);
       peak_active = std::max(peak_active, active.load());
       if (pid != 0) {
-        if (auto s = ReadProc(pid)) peak_rss_mb = std::max(peak_rss_mb, s->rss_mb);
+        if (auto s = ReadProc(pid)) note_rss(s->rss_mb, s->rss_anon_mb);
       }
     }
   });
@@ -307,7 +360,7 @@ int RunBenchCalls(std::span<const std::string> argv) {
       auto m = ReadServerMetrics(sampler_http, metrics_url);
       if (m.ok() && m->proc) {
         std::lock_guard<std::mutex> lock(mu);
-        peak_rss_mb = std::max(peak_rss_mb, m->proc->rss_mb);
+        note_rss(m->proc->rss_mb, NAN);
       }
     }
   });
@@ -385,7 +438,59 @@ int RunBenchCalls(std::span<const std::string> argv) {
   const double p99 = testing::Percentile(latencies, 99);
   const double max = testing::Percentile(latencies, 100);
   const int failed = static_cast<int>(failures.size());
-
+  // The verdict is on anonymous memory when known (a leak grows it; mapped model and voice files
+  // add pages per mapping as recognizers and synthesizers are created, bounded by the calls),
+  // else on the whole resident set. Both trends are reported.
+  const std::optional<testing::RssTrend> trend_rss =
+      testing::AnalyzeRssTrend(rss_timeline, *warmup);
+  std::optional<testing::RssTrend> trend_anon;
+  if (!rss_timeline.empty() &&
+      std::all_of(rss_timeline.begin(), rss_timeline.end(),
+                  [](const testing::RssSample& r) { return std::isfinite(r.rss_anon_mb); })) {
+    std::vector<testing::RssSample> anon = rss_timeline;
+    for (auto& r : anon) r.rss_mb = r.rss_anon_mb;
+    trend_anon = testing::AnalyzeRssTrend(anon, *warmup);
+  }
+  const std::optional<testing::RssTrend>& trend = trend_anon ? trend_anon : trend_rss;
+  const char* trend_of = trend_anon ? "rss_anon" : "rss";
+  const bool memory_flat = trend.has_value() && trend->slope_mb_per_min <= *rss_slope_max;
+  nlohmann::json memory_json = {{"sample_s", *sample_s},
+                                {"warmup_s", *warmup},
+                                {"rss_slope_max_mb_per_min", *rss_slope_max}};
+  nlohmann::json timeline_json = nlohmann::json::array();
+  for (const auto& r : rss_timeline) {
+    timeline_json.push_back({{"t_s", r.t_s},
+                             {"rss_mb", r.rss_mb},
+                             {"rss_anon_mb", NumberOrNull(r.rss_anon_mb)},
+                             {"active_calls", r.active_calls}});
+  }
+  memory_json["timeline"] = timeline_json;
+  auto trend_json = [](const std::optional<testing::RssTrend>& t) -> nlohmann::json {
+    if (!t) return nullptr;
+    return {{"samples", t->samples},
+            {"window_start_s", t->window_start_s},
+            {"window_end_s", t->window_end_s},
+            {"first_quartile_mb", t->first_quartile_mb},
+            {"last_quartile_mb", t->last_quartile_mb},
+            {"growth_mb", t->growth_mb},
+            {"slope_mb_per_min", t->slope_mb_per_min},
+            {"late_slope_mb_per_min", t->late_slope_mb_per_min}};
+  };
+  memory_json["trend_rss"] = trend_json(trend_rss);
+  memory_json["trend_rss_anon"] = trend_json(trend_anon);
+  if (trend) {
+    memory_json["trend"] = trend_json(trend);
+    memory_json["trend_of"] = trend_of;
+    memory_json["flat"] = memory_flat;
+  } else {
+    memory_json["trend"] = nullptr;
+    memory_json["flat"] = nullptr;
+    memory_json["note"] = rss_timeline.empty()
+                              ? "no memory samples: the server's RSS is not readable (" +
+                                    server_note + ")"
+                              : "fewer than 4 memory samples after --warmup: run longer or lower "
+                                "--sample-s";
+  }
   if (json) {
     nlohmann::json out = {
         {"url", url},
@@ -433,6 +538,7 @@ int RunBenchCalls(std::span<const std::string> argv) {
       out["server"] = nullptr;
       out["server_note"] = server_note;
     }
+    out["memory"] = memory_json;
     std::cout << out.dump(2) << "\n";
   } else {
     std::printf(
@@ -460,6 +566,18 @@ int RunBenchCalls(std::span<const std::string> argv) {
     } else {
       std::printf("%s\n", server_note.c_str());
     }
+    if (trend) {
+      std::printf(
+          "memory (%s) after %.0f s (%d samples, %.0f..%.0f s): first quartile %.1f MB, last "
+          "%.1f MB (%+.1f MB), slope %+.2f MB/min (later half %+.2f): %s (bound %.2f "
+          "MB/min)\n",
+          trend_of, *warmup, trend->samples, trend->window_start_s, trend->window_end_s,
+          trend->first_quartile_mb, trend->last_quartile_mb, trend->growth_mb,
+          trend->slope_mb_per_min, trend->late_slope_mb_per_min,
+          memory_flat ? "flat" : "GROWING", *rss_slope_max);
+    } else {
+      std::printf("memory trend: %s\n", memory_json["note"].get<std::string>().c_str());
+    }
     std::printf("load average (1 min): %.2f at start, %.2f at end; the callers used %.2f cores\n",
                 load_start, load_end, own_cpu_cores);
     for (size_t i = 0; i < failures.size() && i < 20; ++i) {
@@ -467,7 +585,9 @@ int RunBenchCalls(std::span<const std::string> argv) {
     }
     if (failures.size() > 20) std::printf("  ... and %zu more\n", failures.size() - 20);
   }
-  return failed == 0 ? 0 : 3;
+  if (failed != 0) return 3;
+  if (enforce_rss_slope && !memory_flat) return 4;
+  return 0;
 }
 
 const CommandRegistrar kBenchCalls({"bench calls",

@@ -97,7 +97,7 @@ int RunServe(std::span<const std::string> argv) {
   int rc = 0;
   {
     // One cap for the calls on every transport.
-    auto registry = std::make_shared<server::CallRegistry>(cfg.twilio.max_calls);
+    auto registry = std::make_shared<server::CallRegistry>(cfg.calls);
     auto twilio =
         server::TwilioEndpoint::Create((*stack)->resources(), cfg.twilio, nullptr, registry);
     if (!twilio.ok()) return Fail(twilio.status().WithContext("twilio endpoint"));
@@ -138,10 +138,10 @@ int RunServe(std::span<const std::string> argv) {
       return Fail(s.WithContext("admin"));
     }
 
-    const int max_calls = cfg.twilio.max_calls;
+    const int max_calls = cfg.calls.max_calls;
     (*server)->SetReadinessCheck([registry, max_calls]() -> Status {
       if (registry->active() >= max_calls) {
-        return ResourceExhaustedError("at twilio.max_calls (" + std::to_string(max_calls) +
+        return ResourceExhaustedError("at calls.max_calls (" + std::to_string(max_calls) +
                                       " calls on all transports)");
       }
       return Status::Ok();

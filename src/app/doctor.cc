@@ -225,7 +225,7 @@ DoctorReport Diagnose(const MetricSamples& m, const DoctorOptions& o) {
         f.settings = "the tail is the recognizer's final result (" + Ms(worst_p99) +
                      " P99): narrow asr.pocketsphinx.beam and asr.pocketsphinx.word_beam (faster, "
                      "somewhat less accurate), or serve fewer calls per process "
-                     "(twilio.max_calls)";
+                     "(calls.max_calls)";
       } else if (worst == "answer") {
         f.settings = "the tail is answering (" + Ms(worst_p99) +
                      " P99), the language model's share grows with the prompt: lower "
@@ -235,9 +235,9 @@ DoctorReport Diagnose(const MetricSamples& m, const DoctorOptions& o) {
       } else if (worst == "tts_first_audio") {
         f.settings = "the tail is the first synthesized audio (" + Ms(worst_p99) +
                      " P99): keep the audio cache on, lower tts.flite.chunk_ms, or serve fewer "
-                     "calls per process (twilio.max_calls)";
+                     "calls per process (calls.max_calls)";
       } else {
-        f.settings = "no stage histogram explains it: check CPU load; lower twilio.max_calls";
+        f.settings = "no stage histogram explains it: check CPU load; lower calls.max_calls";
       }
       r.findings.push_back(std::move(f));
     }
@@ -305,7 +305,7 @@ DoctorReport Diagnose(const MetricSamples& m, const DoctorOptions& o) {
     r.findings.push_back({"inbound_audio_dropped",
                           Fmt("%.0f", dropped) + " inbound audio payloads were dropped",
                           "hotline_pipeline_audio_dropped_total " + Fmt("%.0f", dropped),
-                          "the listen workers fall behind: lower twilio.max_calls or run on more "
+                          "the listen workers fall behind: lower calls.max_calls or run on more "
                           "cores; call.audio_queue_frames only hides it"});
   }
   const double stalls = m.Sum("hotline_audiosocket_pacer_resyncs_total");
@@ -314,7 +314,7 @@ DoctorReport Diagnose(const MetricSamples& m, const DoctorOptions& o) {
                           "the AudioSocket pacer stalled over 200 ms " + Fmt("%.0f", stalls) +
                               " times (callers heard gaps)",
                           "hotline_audiosocket_pacer_resyncs_total " + Fmt("%.0f", stalls),
-                          "the process is starved of CPU: lower twilio.max_calls"});
+                          "the process is starved of CPU: lower calls.max_calls"});
   }
   const double busy = m.Sum("hotline_twilio_over_capacity_total") +
                       m.Sum("hotline_audiosocket_over_capacity_total");
@@ -322,7 +322,7 @@ DoctorReport Diagnose(const MetricSamples& m, const DoctorOptions& o) {
     r.findings.push_back({"over_capacity",
                           Fmt("%.0f", busy) + " calls were turned away at the call cap",
                           "over capacity " + Fmt("%.0f", busy) + " calls",
-                          "raise twilio.max_calls if latency allows (see the call benchmark), or "
+                          "raise calls.max_calls if latency allows (see the call benchmark), or "
                           "add processes"});
   }
   return r;

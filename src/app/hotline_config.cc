@@ -2,7 +2,94 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <string_view>
+
+#include "common/log.h"
+
 namespace hotline {
+
+namespace {
+
+// Keys that moved to a transport-neutral section; still read, with a warning.
+struct MovedKey {
+  std::string_view section;  // old section
+  std::string_view key;      // same key name in the new section
+  std::string_view to_section;
+};
+constexpr MovedKey kMovedKeys[] = {
+    {"twilio", "max_calls", "calls"},
+    {"twilio", "over_capacity_text", "calls"},
+    {"audiosocket", "over_capacity_text", "calls"},
+};
+
+std::string Path(std::string_view section, std::string_view key) {
+  return std::string(section) + "." + std::string(key);
+}
+
+// Moves each old key of `root` to its new place. Errors when both are given.
+Status MoveDeprecatedKeys(YAML::Node root, const std::string& source) {
+  if (!root.IsMap()) return Status::Ok();  // the reader reports it
+  for (const MovedKey& m : kMovedKeys) {
+    YAML::Node old_section = root[std::string(m.section)];
+    if (!old_section.IsMap() || !old_section[std::string(m.key)]) continue;
+    const std::string old_path = Path(m.section, m.key);
+    const std::string new_path = Path(m.to_section, m.key);
+    YAML::Node value = old_section[std::string(m.key)];
+    YAML::Node to = root[std::string(m.to_section)];
+    if (to.IsMap() && to[std::string(m.key)]) {
+      return InvalidArgumentError(source + ":" + std::to_string(value.Mark().line + 1) + ": " +
+                                  old_path + " and " + new_path + " are both set; " + old_path +
+                                  " is the old name of " + new_path + ": keep only " + new_path);
+    }
+    HLOG_WARN("{}:{}: {} is deprecated: it is now {} (the cap and text are shared by every "
+              "transport); read as {}",
+              source, value.Mark().line + 1, old_path, new_path, new_path);
+    if (!to.IsMap()) {
+      if (to && !to.IsNull()) continue;  // not a mapping: the reader names the error
+      root[std::string(m.to_section)] = YAML::Node(YAML::NodeType::Map);
+      to = root[std::string(m.to_section)];
+    }
+    to[std::string(m.key)] = value;
+    old_section.remove(std::string(m.key));
+    // An old section left empty reads as defaults; yaml-cpp keeps it as an empty map.
+  }
+  return Status::Ok();
+}
+
+// "twilio.max_calls=40" -> "calls.max_calls=40", with a warning.
+std::string RenameDeprecatedOverride(const std::string& assignment) {
+  for (const MovedKey& m : kMovedKeys) {
+    const std::string old_prefix = Path(m.section, m.key) + "=";
+    if (assignment.rfind(old_prefix, 0) == 0) {
+      const std::string renamed = Path(m.to_section, m.key) + "=" +
+                                  assignment.substr(old_prefix.size());
+      HLOG_WARN("--set {}: {} is deprecated: it is now {}", assignment, Path(m.section, m.key),
+                Path(m.to_section, m.key));
+      return renamed;
+    }
+  }
+  return assignment;
+}
+
+Status ReadConfigWithMovedKeys(const std::string& path, HotlineConfig& cfg) {
+  ASSIGN_OR_RETURN(std::string text, ReadConfigFile(path));
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgumentError(path + ":" + std::to_string(e.mark.line + 1) +
+                                ": not valid YAML: " + e.msg);
+  }
+  if (!root || root.IsNull()) return Status::Ok();
+  try {
+    RETURN_IF_ERROR(MoveDeprecatedKeys(root, path));
+    return config_internal::Reader::Read(root, "", path, cfg);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgumentError(path + ": " + e.what());
+  }
+}
+
+}  // namespace
 
 Status HotlineConfig::Validate() const {
   static const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
@@ -16,8 +103,10 @@ Status HotlineConfig::Validate() const {
 Result<HotlineConfig> LoadHotlineConfig(const std::string& path,
                                         const std::vector<std::string>& overrides) {
   HotlineConfig cfg;
-  if (!path.empty()) RETURN_IF_ERROR(LoadConfigFile(path, cfg));
-  for (const auto& o : overrides) RETURN_IF_ERROR(ApplyConfigOverride(o, cfg));
+  if (!path.empty()) RETURN_IF_ERROR(ReadConfigWithMovedKeys(path, cfg));
+  for (const auto& o : overrides) {
+    RETURN_IF_ERROR(ApplyConfigOverride(RenameDeprecatedOverride(o), cfg));
+  }
   RETURN_IF_ERROR(ValidateConfig(cfg));
   return cfg;
 }

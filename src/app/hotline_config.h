@@ -20,6 +20,7 @@
 #include "pipeline/call_config.h"
 #include "server/admin/admin_api.h"
 #include "server/calls/audiosocket_server.h"
+#include "server/calls/calls_config.h"
 #include "server/calls/twilio_endpoint.h"
 #include "server/server_config.h"
 #include "tts/synthesizer.h"
@@ -52,6 +53,7 @@ struct HotlineConfig {
   answer::StoreConfig store;
   pipeline::CallConfig call;
   server::ServerConfig server;
+  server::CallsConfig calls;
   server::TwilioConfig twilio;
   server::AudioSocketConfig audiosocket;
   server::AdminConfig admin;
@@ -69,6 +71,7 @@ struct HotlineConfig {
     v.Section("store", store);
     v.Section("call", call);
     v.Section("server", server);
+    v.Section("calls", calls);
     v.Section("twilio", twilio);
     v.Section("audiosocket", audiosocket);
     v.Section("admin", admin);
@@ -77,7 +80,9 @@ struct HotlineConfig {
 };
 
 // Reads `path` (empty: defaults only), applies each "a.b=value" of `overrides` in order, then
-// validates. Errors name the file line or the override.
+// validates. Errors name the file line or the override. Keys that moved (twilio.max_calls,
+// twilio.over_capacity_text, audiosocket.over_capacity_text -> calls.*) are still read, with a
+// warning naming the new key; the old and the new key both set is an error.
 Result<HotlineConfig> LoadHotlineConfig(const std::string& path,
                                         const std::vector<std::string>& overrides);
 

@@ -97,7 +97,60 @@ void AttendGroup(const AttentionArgs& a, int token, int kv_head, Scratch& sc) {
   }
 }
 
+struct PlainScratch {
+  std::vector<float> row;     // head_dim
+  std::vector<float> scores;  // n_ctx
+};
+
+// One (token, query head): every score, then the softmax, then the value sum.
+void AttendHeadPlain(const AttentionArgs& a, int token, int head, PlainScratch& sc) {
+  const KvLayout& L = a.kv->layout();
+  const int hd = L.head_dim;
+  const int kv_head = head / (a.n_head / L.n_head_kv);
+  const GgmlType type = KvGgmlType(L.type);
+  const int64_t row_bytes = L.row_bytes();
+  const int64_t head_off = kv_head * L.head_bytes();
+  const int bt = a.kv->block_tokens();
+  const int seq = a.seqs[static_cast<size_t>(token)];
+  const int n = a.n_ctx[static_cast<size_t>(token)];
+  const int64_t q_stride = int64_t{a.n_head} * hd;
+  const float* q = a.q + token * q_stride + int64_t{head} * hd;
+  float* out = a.out + token * q_stride + int64_t{head} * hd;
+  sc.row.resize(static_cast<size_t>(hd));
+  sc.scores.resize(static_cast<size_t>(n));
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int pos = 0; pos < n; ++pos) {
+    KvRowToFloat(type, a.kv->KBlock(a.layer, seq, pos / bt) + (pos % bt) * row_bytes + head_off,
+                 sc.row.data(), hd);
+    float d = 0;
+    for (int i = 0; i < hd; ++i) d += q[i] * sc.row[size_t(i)];
+    sc.scores[size_t(pos)] = d * a.scale;
+    mx = std::max(mx, sc.scores[size_t(pos)]);
+  }
+  float sum = 0;
+  for (float& x : sc.scores) sum += (x = std::exp(x - mx));
+  const float inv = sum > 0.f ? 1.f / sum : 0.f;
+  for (int i = 0; i < hd; ++i) out[i] = 0.f;
+  for (int pos = 0; pos < n; ++pos) {
+    KvRowToFloat(type, a.kv->VBlock(a.layer, seq, pos / bt) + (pos % bt) * row_bytes + head_off,
+                 sc.row.data(), hd);
+    const float w = sc.scores[size_t(pos)] * inv;
+    for (int i = 0; i < hd; ++i) out[i] += w * sc.row[size_t(i)];
+  }
+}
+
 }  // namespace
+
+void PlainAttention(const AttentionArgs& a, ComputePool& pool) {
+  const int n_head = a.n_head;
+  const int64_t items = static_cast<int64_t>(a.seqs.size()) * n_head;
+  pool.ParallelFor(items, 1, [&](int64_t begin, int64_t end, int) {
+    thread_local PlainScratch sc;
+    for (int64_t i = begin; i < end; ++i) {
+      AttendHeadPlain(a, static_cast<int>(i / n_head), static_cast<int>(i % n_head), sc);
+    }
+  });
+}
 
 void Attention(const AttentionArgs& a, ComputePool& pool) {
   const int n_kv = a.kv->layout().n_head_kv;

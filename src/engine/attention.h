@@ -38,4 +38,12 @@ struct AttentionArgs {
 
 void Attention(const AttentionArgs& args, ComputePool& pool);
 
+// The textbook form, for comparison (`engine.flash_attention: false`): for each (token, query
+// head) every score of the visible context is materialized, softmax runs over the whole score
+// vector, then the weighted sum of the value rows; each query head converts its K/V rows from
+// the cache type itself (no sharing within a grouped-query group). Same result as Attention to
+// rounding; memory O(context) per head, and K/V read once per query head instead of once per KV
+// head. Same threading contract as Attention.
+void PlainAttention(const AttentionArgs& args, ComputePool& pool);
+
 }  // namespace hotline::engine

@@ -88,6 +88,9 @@ TEST(Attention, EqualsNaiveSoftmaxReference) {
     a.q = q.data();
     a.out = out.data();
     Attention(a, pool);
+    std::vector<float> plain(q.size());
+    a.out = plain.data();
+    PlainAttention(a, pool);
     for (size_t t = 0; t < seqs.size(); ++t) {
       NaiveAttention(K[seqs[t]], V[seqs[t]], &q[t * size_t(q_dim)], n_ctx[t], su.n_head,
                      su.n_head_kv, su.hd, scale, &want[t * size_t(q_dim)]);
@@ -96,6 +99,11 @@ TEST(Attention, EqualsNaiveSoftmaxReference) {
     for (size_t i = 0; i < out.size(); ++i) max_diff = std::max(max_diff, double(std::fabs(out[i] - want[i])));
     EXPECT_LT(max_diff, su.tol) << "heads " << su.n_head << "/" << su.n_head_kv << " hd " << su.hd
                                 << " block " << su.block << " " << KvTypeName(su.type);
+    double plain_diff = 0;
+    for (size_t i = 0; i < plain.size(); ++i) {
+      plain_diff = std::max(plain_diff, double(std::fabs(plain[i] - want[i])));
+    }
+    EXPECT_LT(plain_diff, su.tol) << "plain: heads " << su.n_head << "/" << su.n_head_kv;
   }
 }
 
@@ -123,6 +131,11 @@ TEST(Attention, LargeScoresDoNotOverflow) {
   for (float x : out) {
     ASSERT_TRUE(std::isfinite(x));
     EXPECT_NEAR(x, 25.f, 1e-4);  // all weight on position 25
+  }
+  PlainAttention(a, pool);
+  for (float x : out) {
+    ASSERT_TRUE(std::isfinite(x));
+    EXPECT_NEAR(x, 25.f, 1e-4);
   }
 }
 

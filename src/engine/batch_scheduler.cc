@@ -154,7 +154,7 @@ BatchScheduler::BatchScheduler(Engine& engine, const BatchSchedulerConfig& confi
     : engine_(engine),
       config_(config),
       max_seq_len_(engine.max_seq_len()),
-      forward_(engine.model(), engine.compute_pool()),
+      forward_(engine.model(), engine.compute_pool(), engine.config().flash_attention),
       wake_(std::make_shared<RequestHandle::Wake>()) {}
 
 Result<std::unique_ptr<BatchScheduler>> BatchScheduler::Create(Engine& engine,

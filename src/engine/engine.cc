@@ -69,7 +69,7 @@ Result<std::unique_ptr<Engine>> Engine::Load(const EngineConfig& config) {
   ASSIGN_OR_RETURN(e->kv_, PerSequenceKvCache::Create(layout, config.kv_block_tokens,
                                                       e->max_seq_len_, config.kv_cache_bytes));
   e->pool_ = std::make_unique<ComputePool>(config.threads);
-  e->forward_ = std::make_unique<ForwardPass>(*e->model_, *e->pool_);
+  e->forward_ = std::make_unique<ForwardPass>(*e->model_, *e->pool_, config.flash_attention);
   for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id"}) {
     auto id = e->file_->GetIntOr(key, -1);
     if (id.ok() && *id >= 0 && *id < hp.n_vocab) {

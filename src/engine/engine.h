@@ -70,6 +70,10 @@ struct EngineConfig {
   // Batching scheduler: tokens per forward pass (one per decoding sequence plus prompt chunks).
   // Larger prefills faster; smaller bounds how long a long prompt stalls the running streams.
   int max_num_batched_tokens = 512;
+  // Fused attention (online softmax over chunks, K/V converted once per KV head). false: the
+  // textbook form that materializes every score (PlainAttention), kept for the ablation
+  // benchmark; slower on long contexts, same output to rounding.
+  bool flash_attention = true;
 
   template <class V>
   void Visit(V& v) {
@@ -85,6 +89,8 @@ struct EngineConfig {
     v.Field("max_batch_size", max_batch_size, "Sequences per batched forward pass");
     v.Field("max_num_batched_tokens", max_num_batched_tokens,
             "Tokens per batched forward pass (decode tokens + prompt chunks)");
+    v.Field("flash_attention", flash_attention,
+            "Fused online-softmax attention (false: plain attention, for comparisons)");
   }
   Status Validate() const;
 };

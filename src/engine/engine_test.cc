@@ -23,12 +23,14 @@ class EngineTest : public ::testing::Test {
   }
   static void TearDownTestSuite() { std::remove(path_.c_str()); }
 
-  std::unique_ptr<Engine> Load(const std::string& kv_type = "f32", int batch = 512) {
+  std::unique_ptr<Engine> Load(const std::string& kv_type = "f32", int batch = 512,
+                               bool flash_attention = true) {
     EngineConfig c;
     c.model_path = path_;
     c.threads = 2;
     c.kv_type = kv_type;
     c.max_batch_tokens = batch;
+    c.flash_attention = flash_attention;
     auto e = Engine::Load(c);
     EXPECT_TRUE(e.ok()) << e.status();
     return e.ok() ? std::move(e).value() : nullptr;
@@ -78,6 +80,28 @@ TEST_F(EngineTest, ChunkedPrefillEqualsOnePass) {
   ASSERT_TRUE(la.ok() && lb.ok());
   ASSERT_EQ(la->size(), lb->size());
   for (size_t i = 0; i < la->size(); ++i) EXPECT_NEAR((*la)[i], (*lb)[i], 1e-4);
+}
+
+TEST_F(EngineTest, PlainAttentionGivesTheFusedKernelsTokens) {
+  // engine.flash_attention false: the same logits to rounding and the same greedy tokens.
+  auto fused = Load("f32", 512, true);
+  auto plain = Load("f32", 512, false);
+  ASSERT_TRUE(fused && plain);
+  std::vector<int32_t> prompt = {1, 403, 407, 261, 378, 429, 416, 261, 300, 458, 299};
+  auto lf = fused->Feed(*fused->CreateSequence(), prompt);
+  ASSERT_TRUE(lf.ok()) << lf.status();
+  const std::vector<float> fused_logits(lf->begin(), lf->end());  // valid until the next Feed
+  auto lp = plain->Feed(*plain->CreateSequence(), prompt);
+  ASSERT_TRUE(lp.ok()) << lp.status();
+  ASSERT_EQ(fused_logits.size(), lp->size());
+  for (size_t i = 0; i < lp->size(); ++i) EXPECT_NEAR(fused_logits[i], (*lp)[i], 1e-4);
+  SamplingConfig greedy;
+  greedy.max_tokens = 40;
+  std::vector<int32_t> bos = {1};
+  auto gf = fused->Generate(*fused->CreateSequence(), bos, greedy, nullptr);
+  auto gp = plain->Generate(*plain->CreateSequence(), bos, greedy, nullptr);
+  ASSERT_TRUE(gf.ok() && gp.ok());
+  EXPECT_EQ(gf->tokens, gp->tokens);
 }
 
 TEST_F(EngineTest, TruncateSequenceThenContinueEqualsFreshSequence) {

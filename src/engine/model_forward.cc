@@ -166,7 +166,11 @@ Status ForwardPass::Run(std::span<const BatchToken> batch, KvCache& kv,
     args.n_ctx = std::span<const int>(n_ctx_.data(), size_t(n));
     args.q = q_.data();
     args.out = att_.data();
-    Attention(args, pool_);
+    if (fused_attention_) {
+      Attention(args, pool_);
+    } else {
+      PlainAttention(args, pool_);
+    }
     MatMul(L.wo, att_.data(), n, tmp_.data(), pool_);
     for (size_t i = 0; i < size_t(n) * E; ++i) x_[i] += tmp_[i];
 

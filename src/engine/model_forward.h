@@ -35,7 +35,9 @@ struct BatchToken {
 
 class ForwardPass {
  public:
-  ForwardPass(const Model& model, ComputePool& pool) : model_(model), pool_(pool) {}
+  // `fused_attention` false: PlainAttention (engine.flash_attention, for comparisons).
+  ForwardPass(const Model& model, ComputePool& pool, bool fused_attention = true)
+      : model_(model), pool_(pool), fused_attention_(fused_attention) {}
 
   // Errors: InvalidArgument for a token id outside the vocabulary, a negative position, or
   // positions of a sequence that are not consecutive; ResourceExhausted when the cache is full.
@@ -51,6 +53,7 @@ class ForwardPass {
 
   const Model& model_;
   ComputePool& pool_;
+  const bool fused_attention_;
   // Activations, n tokens x width each.
   std::vector<float> x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, sel_;
   std::vector<float> rope_cos_, rope_sin_;

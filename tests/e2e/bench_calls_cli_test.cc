@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -103,7 +104,8 @@ TEST(BenchCallsCli, TwoConcurrentCallsReportLatencyTiersAndServerFigures) {
   ASSERT_GT(server.port(), 0) << server.log();
   const std::string url = "ws://127.0.0.1:" + std::to_string(server.port()) + "/twilio";
   CommandResult r = RunCommand("bench calls --url " + url +
-                               " --concurrency 2 --duration 10 --json --ramp 2 --server-pid " +
+                               " --concurrency 2 --duration 10 --json --ramp 2 --sample-s 1 --warmup 3"
+                               " --rss-slope-max 1000000 --server-pid " +
                                std::to_string(server.pid()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output, nullptr, false);
@@ -140,6 +142,45 @@ TEST(BenchCallsCli, TwoConcurrentCallsReportLatencyTiersAndServerFigures) {
   EXPECT_GE(j["server"]["rss_mb_peak"].get<double>(), j["server"]["rss_mb_before"].get<double>());
   EXPECT_EQ(j["server"]["source"], "proc");
   EXPECT_GE(j["wall_s"].get<double>(), 10);
+
+  // The memory timeline of a soak, here in seconds: a sample a second, then the trend over the
+  // samples from --warmup on, and the verdict against --rss-slope-max.
+  const auto& mem = j["memory"];
+  ASSERT_TRUE(mem.is_object()) << j.dump(2);
+  EXPECT_EQ(mem["sample_s"], 1.0);
+  EXPECT_EQ(mem["warmup_s"], 3.0);
+  const auto& timeline = mem["timeline"];
+  ASSERT_TRUE(timeline.is_array());
+  EXPECT_GE(timeline.size(), 8u) << timeline.dump();
+  // One a second over the whole run (turns in progress finish after --duration).
+  EXPECT_LE(timeline.size(), j["wall_s"].get<double>() + 2) << timeline.dump();
+  double last_t = -1;
+  int max_active = 0;
+  for (const auto& sample : timeline) {
+    const double t = sample["t_s"], rss = sample["rss_mb"];
+    EXPECT_GT(t, last_t);
+    last_t = t;
+    EXPECT_GT(rss, 1);
+    EXPECT_LE(rss, j["server"]["rss_mb_peak"].get<double>());
+    // With --server-pid the anonymous part comes from /proc too.
+    ASSERT_TRUE(sample["rss_anon_mb"].is_number()) << sample.dump();
+    EXPECT_GT(sample["rss_anon_mb"].get<double>(), 0);
+    EXPECT_LE(sample["rss_anon_mb"].get<double>(), rss);
+    max_active = std::max(max_active, sample["active_calls"].get<int>());
+  }
+  EXPECT_EQ(max_active, 2);
+  const auto& trend = mem["trend"];
+  ASSERT_TRUE(trend.is_object()) << mem.dump(2);
+  EXPECT_EQ(mem["trend_of"], "rss_anon");
+  EXPECT_EQ(mem["trend_rss_anon"], trend);
+  ASSERT_TRUE(mem["trend_rss"].is_object());
+  EXPECT_GE(trend["window_start_s"].get<double>(), 3);
+  EXPECT_GE(trend["samples"].get<int>(), 4);
+  EXPECT_NEAR(trend["growth_mb"].get<double>(),
+              trend["last_quartile_mb"].get<double>() - trend["first_quartile_mb"].get<double>(),
+              1e-9);
+  ASSERT_TRUE(trend["slope_mb_per_min"].is_number());
+  EXPECT_EQ(mem["flat"], true);  // the bound given is far above anything two calls do
 
   // Without --server-pid the server's own figures come from its /metrics (a remote server too).
   CommandResult remote =

@@ -102,9 +102,9 @@ class TwilioCallTest : public ::testing::Test {
     auto srv = server::HttpServer::Create(sc);
     ASSERT_TRUE(srv.ok()) << srv.status();
     server_ = std::move(*srv);
-    server::TwilioConfig tc;
-    tc.max_calls = max_calls;
-    auto twilio = server::TwilioEndpoint::Create(stack_->resources(), tc, &metrics_);
+    auto registry = std::make_shared<server::CallRegistry>(server::CallsConfig{.max_calls = max_calls});
+    auto twilio =
+        server::TwilioEndpoint::Create(stack_->resources(), server::TwilioConfig{}, &metrics_, registry);
     ASSERT_TRUE(twilio.ok()) << twilio.status();
     twilio_ = std::move(*twilio);
     ASSERT_TRUE(server_->HandleWebSocket("/twilio", twilio_->Factory()).ok());

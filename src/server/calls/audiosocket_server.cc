@@ -62,9 +62,6 @@ Status AudioSocketConfig::Validate() const {
   if (max_connections < 1 || max_connections > 100000) {
     return InvalidArgumentError("max_connections must be in [1, 100000]");
   }
-  if (over_capacity_text.empty() || over_capacity_text.size() > 1000) {
-    return InvalidArgumentError("over_capacity_text must be 1..1000 characters");
-  }
   return Status::Ok();
 }
 
@@ -74,7 +71,7 @@ struct AudioSocketServer::Shared {
   const pipeline::CallResources* resources = nullptr;
   AudioSocketConfig config;
   std::shared_ptr<CallRegistry> registry;
-  std::string busy_pcm;  // over_capacity_text, 8 kHz PCM16 LE
+  std::string busy_pcm;  // the registry's over-capacity text, 8 kHz PCM16 LE
   // Owned here but destroyed by Stop(): its queued handlers hold references to this struct.
   std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>();
   std::unique_ptr<tcp::acceptor> acceptor;
@@ -619,9 +616,11 @@ Result<std::unique_ptr<AudioSocketServer>> AudioSocketServer::Create(
   RETURN_IF_ERROR(resources.Validate());
   auto shared = std::make_shared<Shared>();
   shared->resources = &resources;
-  ASSIGN_OR_RETURN(shared->busy_pcm, SynthesizePcm8k(resources, config.over_capacity_text));
   shared->config = std::move(config);
-  shared->registry = registry != nullptr ? std::move(registry) : std::make_shared<CallRegistry>(32);
+  shared->registry =
+      registry != nullptr ? std::move(registry) : std::make_shared<CallRegistry>(CallsConfig{});
+  ASSIGN_OR_RETURN(shared->busy_pcm,
+                   SynthesizePcm8k(resources, shared->registry->over_capacity_text()));
   MetricsRegistry& m = metrics != nullptr ? *metrics : MetricsRegistry::Global();
   shared->calls = &m.GetCounter("hotline_audiosocket_calls_total", "AudioSocket calls answered");
   shared->over_capacity = &m.GetCounter("hotline_audiosocket_over_capacity_total",

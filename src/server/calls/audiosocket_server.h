@@ -27,7 +27,8 @@
 // socket closed, and counted. A peer that stops reading is cut off once max_send_queue_bytes are
 // waiting; one that sends nothing for idle_timeout_ms is closed.
 //
-// Over capacity: the caller hears over_capacity_text (synthesized once at Create), then 0x00.
+// Over capacity: the caller hears the registry's over-capacity text (calls.over_capacity_text,
+// synthesized once at Create), then 0x00.
 //
 // Threads: one I/O thread of its own runs every socket and pacer; sessions call the sink from
 // their workers (it only queues under a mutex). Nothing blocks the I/O thread but
@@ -62,8 +63,6 @@ struct AudioSocketConfig {
   int max_send_queue_bytes = 64 << 10;
   // Open AudioSocket connections (identified or not); more are refused with an error packet.
   int max_connections = 1024;
-  std::string over_capacity_text =
-      "All our lines are busy right now. Please call again in a few minutes. Goodbye.";
 
   template <class V>
   void Visit(V& v) {
@@ -76,7 +75,6 @@ struct AudioSocketConfig {
     v.Field("max_send_queue_bytes", max_send_queue_bytes,
             "Bytes queued for a peer that does not read before it is cut off");
     v.Field("max_connections", max_connections, "Open AudioSocket connections at most");
-    v.Field("over_capacity_text", over_capacity_text, "Said to a call over the call cap");
   }
   Status Validate() const;
 };
@@ -84,7 +82,7 @@ struct AudioSocketConfig {
 class AudioSocketServer {
  public:
   // `resources` must outlive the server. `registry`: the process's calls (cap shared with the
-  // other transports, admin API); null: one of its own with a cap of 32.
+  // other transports, admin API); null: one of its own with the CallsConfig defaults.
   static Result<std::unique_ptr<AudioSocketServer>> Create(
       const pipeline::CallResources& resources, AudioSocketConfig config,
       MetricsRegistry* metrics = nullptr, std::shared_ptr<CallRegistry> registry = nullptr);

@@ -1,14 +1,25 @@
 #include "server/calls/call_registry.h"
 
+#include <string>
 #include <utility>
 
 namespace hotline::server {
+
+Status CallsConfig::Validate() const {
+  if (max_calls < 1 || max_calls > 100000) {
+    return InvalidArgumentError("max_calls must be in [1, 100000], got " + std::to_string(max_calls));
+  }
+  if (over_capacity_text.empty() || over_capacity_text.size() > 1000) {
+    return InvalidArgumentError("over_capacity_text must be 1..1000 characters");
+  }
+  return Status::Ok();
+}
 
 CallRegistry::Admission::~Admission() { registry_->Release(key_); }
 
 std::unique_ptr<CallRegistry::Admission> CallRegistry::Admit(ActiveCall call, EndCallFn end) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (static_cast<int>(calls_.size()) >= max_calls_) return nullptr;
+  if (static_cast<int>(calls_.size()) >= config_.max_calls) return nullptr;
   const uint64_t key = next_key_++;
   call.started_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())

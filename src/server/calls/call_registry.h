@@ -1,7 +1,8 @@
-// CallRegistry: the calls in progress on every transport of one process (Twilio, AudioSocket),
-// for the shared concurrent-call cap, the admin API's call list and ending a call by its id.
+// CallRegistry: the calls in progress on every transport of one process (Twilio, AudioSocket,
+// browser softphone), for the shared concurrent-call cap (`calls.max_calls`) and over-capacity
+// text, the admin API's call list and ending a call by its id.
 //
-//   auto registry = std::make_shared<CallRegistry>(config.twilio.max_calls);
+//   auto registry = std::make_shared<CallRegistry>(config.calls);
 //   auto admission = registry->Admit({.id = uuid, .transport = "audiosocket"}, end_fn);
 //   if (admission == nullptr) { /* over capacity: say so and let the caller go */ }
 //   ...                        // the call's place is given back when `admission` is destroyed
@@ -23,6 +24,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "server/calls/calls_config.h"
 
 namespace hotline::server {
 
@@ -53,7 +56,10 @@ class CallRegistry {
     uint64_t key_;
   };
 
-  explicit CallRegistry(int max_calls) : max_calls_(max_calls) {}
+  // `config` must be valid (CallsConfig::Validate).
+  explicit CallRegistry(CallsConfig config) : config_(std::move(config)) {}
+  // A cap of `max_calls` with the default over-capacity text.
+  explicit CallRegistry(int max_calls) : CallRegistry(CallsConfig{.max_calls = max_calls}) {}
 
   // A place for the call, or nullptr when max_calls are in progress.
   std::unique_ptr<Admission> Admit(ActiveCall call, EndCallFn end);
@@ -63,7 +69,9 @@ class CallRegistry {
   size_t End(std::string_view id, std::string_view reason);
 
   int active() const;
-  int max_calls() const { return max_calls_; }
+  int max_calls() const { return config_.max_calls; }
+  // What a transport says to a call it turns away.
+  const std::string& over_capacity_text() const { return config_.over_capacity_text; }
 
  private:
   struct Entry {
@@ -73,7 +81,7 @@ class CallRegistry {
   };
   void Release(uint64_t key);
 
-  const int max_calls_;
+  const CallsConfig config_;
   mutable std::mutex mu_;
   uint64_t next_key_ = 1;            // guarded by mu_
   std::map<uint64_t, Entry> calls_;  // guarded by mu_; keys increase with admission time

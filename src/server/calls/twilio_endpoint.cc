@@ -25,19 +25,13 @@ constexpr size_t kBusyChunkBytes = 1600;
 }  // namespace
 
 Status TwilioConfig::Validate() const {
-  if (max_calls < 1 || max_calls > 100000) {
-    return InvalidArgumentError("max_calls must be in [1, 100000], got " + std::to_string(max_calls));
-  }
-  if (over_capacity_text.empty() || over_capacity_text.size() > 1000) {
-    return InvalidArgumentError("over_capacity_text must be 1..1000 characters");
-  }
   return Status::Ok();
 }
 
 struct TwilioEndpoint::Shared {
   const pipeline::CallResources* resources = nullptr;
   TwilioConfig config;
-  std::string busy_mulaw;  // over_capacity_text, 8 kHz μ-law
+  std::string busy_mulaw;  // the registry's over-capacity text, 8 kHz μ-law
   std::shared_ptr<CallRegistry> registry;  // the call cap, shared with other transports
   std::atomic<int> active{0};
   Counter* calls = nullptr;
@@ -295,14 +289,15 @@ Result<std::unique_ptr<TwilioEndpoint>> TwilioEndpoint::Create(
   RETURN_IF_ERROR(resources.Validate());
   auto shared = std::make_shared<Shared>();
   shared->resources = &resources;
-  ASSIGN_OR_RETURN(shared->busy_mulaw, SynthesizeMulaw(resources, config.over_capacity_text));
   shared->registry =
-      registry != nullptr ? std::move(registry) : std::make_shared<CallRegistry>(config.max_calls);
+      registry != nullptr ? std::move(registry) : std::make_shared<CallRegistry>(CallsConfig{});
+  ASSIGN_OR_RETURN(shared->busy_mulaw,
+                   SynthesizeMulaw(resources, shared->registry->over_capacity_text()));
   shared->config = std::move(config);
   MetricsRegistry& m = metrics != nullptr ? *metrics : MetricsRegistry::Global();
   shared->calls = &m.GetCounter("hotline_twilio_calls_total", "Twilio calls answered");
   shared->over_capacity = &m.GetCounter("hotline_twilio_over_capacity_total",
-                                        "Twilio calls turned away over twilio.max_calls");
+                                        "Twilio calls turned away over calls.max_calls");
   shared->protocol_errors = &m.GetCounter("hotline_twilio_protocol_errors_total",
                                           "Twilio streams closed for malformed input");
   shared->transfers = &m.GetCounter("hotline_twilio_transfers_total",

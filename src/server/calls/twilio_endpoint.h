@@ -17,9 +17,8 @@
 // oversized messages, media before `start`, an unsupported media format — each closes the socket
 // with 1008 (policy) or 1009 (too big) and the decoder's message as the reason, logged and counted.
 //
-// Capacity: at most `max_calls` sessions at once (or the cap of the CallRegistry given to Create,
-// shared with the other transports); a call over it hears `over_capacity_text`
-// (synthesized once at Create) and is closed when Twilio reports it played (its mark), without
+// Capacity: at most the CallRegistry's `max_calls` sessions at once, shared with the other
+// transports; a call over it hears the registry's over-capacity text (synthesized once at Create) and is closed when Twilio reports it played (its mark), without
 // a session.
 //
 // Thread-safety: the factory and handlers run on the server's I/O threads, one connection's
@@ -41,21 +40,14 @@
 
 namespace hotline::server {
 
+// The call cap and over-capacity text are transport-neutral: `calls` (CallsConfig).
 struct TwilioConfig {
-  // Calls served at once. Over it a caller hears over_capacity_text and is let go: a clear
-  // answer instead of every call slowing down. Size it from the call benchmark (docs/pipeline.md).
-  int max_calls = 32;
-  std::string over_capacity_text =
-      "All our lines are busy right now. Please call again in a few minutes. Goodbye.";
   // Custom parameters of `start` read, in order, for the caller's number (the tools' caller
   // identification). Empty: the caller is anonymous.
   std::vector<std::string> caller_id_parameters = {"caller", "From", "from", "caller_id"};
 
   template <class V>
   void Visit(V& v) {
-    v.Field("max_calls", max_calls,
-            "Concurrent calls at most (hotline serve: Twilio and AudioSocket together)");
-    v.Field("over_capacity_text", over_capacity_text, "Said to a call over max_calls");
     v.Field("caller_id_parameters", caller_id_parameters,
             "start.customParameters names holding the caller's number");
   }
@@ -66,7 +58,7 @@ class TwilioEndpoint {
  public:
   // `resources` (and what they point to) must outlive the endpoint and every connection.
   // `registry`: the process's calls, for a cap shared with other transports and the admin API;
-  // null: a registry of this endpoint's own with config.max_calls.
+  // null: a registry of this endpoint's own with the CallsConfig defaults.
   static Result<std::unique_ptr<TwilioEndpoint>> Create(const pipeline::CallResources& resources,
                                                         TwilioConfig config,
                                                         MetricsRegistry* metrics = nullptr,

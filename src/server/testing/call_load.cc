@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <fstream>
 #include <span>
 
@@ -170,6 +171,58 @@ double Percentile(std::vector<double> values, double p) {
   const size_t lo = static_cast<size_t>(std::floor(idx));
   const size_t hi = static_cast<size_t>(std::ceil(idx));
   return values[lo] + (values[hi] - values[lo]) * (idx - static_cast<double>(lo));
+}
+
+namespace {
+
+// Least-squares slope of rss_mb over t_s, in MiB per minute (0 for fewer than 2 distinct times).
+double SlopePerMinute(std::vector<RssSample>::const_iterator begin,
+                      std::vector<RssSample>::const_iterator end) {
+  const double n = static_cast<double>(end - begin);
+  if (n < 2) return 0.0;
+  double mean_t = 0, mean_m = 0;
+  for (auto it = begin; it != end; ++it) {
+    mean_t += it->t_s;
+    mean_m += it->rss_mb;
+  }
+  mean_t /= n;
+  mean_m /= n;
+  double sxy = 0, sxx = 0;
+  for (auto it = begin; it != end; ++it) {
+    sxy += (it->t_s - mean_t) * (it->rss_mb - mean_m);
+    sxx += (it->t_s - mean_t) * (it->t_s - mean_t);
+  }
+  return sxx > 0 ? sxy / sxx * 60.0 : 0.0;
+}
+
+}  // namespace
+
+std::optional<RssTrend> AnalyzeRssTrend(const std::vector<RssSample>& timeline,
+                                        double window_start_s) {
+  std::vector<RssSample> w;
+  for (const RssSample& s : timeline) {
+    if (s.t_s >= window_start_s && std::isfinite(s.t_s) && std::isfinite(s.rss_mb)) w.push_back(s);
+  }
+  std::sort(w.begin(), w.end(),
+            [](const RssSample& a, const RssSample& b) { return a.t_s < b.t_s; });
+  if (w.size() < 4 || !(w.back().t_s > w.front().t_s)) return std::nullopt;
+  RssTrend t;
+  t.samples = static_cast<int>(w.size());
+  t.window_start_s = w.front().t_s;
+  t.window_end_s = w.back().t_s;
+  const size_t quarter = (w.size() + 3) / 4;
+  double first = 0, last = 0;
+  for (size_t i = 0; i < quarter; ++i) {
+    first += w[i].rss_mb;
+    last += w[w.size() - 1 - i].rss_mb;
+  }
+  t.first_quartile_mb = first / static_cast<double>(quarter);
+  t.last_quartile_mb = last / static_cast<double>(quarter);
+  t.growth_mb = t.last_quartile_mb - t.first_quartile_mb;
+  t.slope_mb_per_min = SlopePerMinute(w.begin(), w.end());
+  const auto half = w.begin() + static_cast<std::ptrdiff_t>(w.size() / 2);
+  t.late_slope_mb_per_min = SlopePerMinute(half, w.end());
+  return t;
 }
 
 }  // namespace hotline::server::testing

@@ -13,6 +13,8 @@
 #pragma once
 
 #include <chrono>
+#include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,5 +87,35 @@ CallOutcome RunScriptedCall(const CallScript& script);
 
 // The p-th percentile (0..100) of `values` with linear interpolation; NaN when empty.
 double Percentile(std::vector<double> values, double p);
+
+// One reading of the server's resident memory during a load run (the soak's timeline).
+struct RssSample {
+  double t_s = 0;     // seconds since the run started
+  double rss_mb = 0;  // server resident set, MiB
+  // Of it, anonymous memory (heap, stacks: what a leak grows), MiB; NaN when unknown. The rest
+  // is mapped files (models, voices, libraries), counted once per mapping and bounded by them.
+  double rss_anon_mb = NAN;
+  int active_calls = 0;
+};
+
+// Whether memory stays flat once the load is steady: over the samples at or after
+// `window_start_s` (in time order), the mean of the first and of the last quarter of them
+// (at least one sample each), their difference, and the least-squares slope in MiB per minute.
+struct RssTrend {
+  int samples = 0;
+  double window_start_s = 0;  // first and last sample time in the window
+  double window_end_s = 0;
+  double first_quartile_mb = 0;
+  double last_quartile_mb = 0;
+  double growth_mb = 0;  // last_quartile_mb - first_quartile_mb
+  double slope_mb_per_min = 0;
+  // The slope over the later half of the samples alone: a leak keeps growing there, while a
+  // one-off step (an allocator arena, a pool reaching its size) early in the window does not.
+  double late_slope_mb_per_min = 0;
+};
+
+// nullopt when the window holds fewer than 4 samples or spans no time.
+std::optional<RssTrend> AnalyzeRssTrend(const std::vector<RssSample>& timeline,
+                                        double window_start_s);
 
 }  // namespace hotline::server::testing

@@ -59,6 +59,40 @@ TEST(CallLoad, PercentileInterpolates) {
   EXPECT_DOUBLE_EQ(Percentile({40, 10, 30, 20}, 0), 10);
 }
 
+TEST(CallLoad, RssTrendFlatAndGrowing) {
+  std::vector<RssSample> flat, growing;
+  for (int i = 0; i <= 40; ++i) {
+    const double t = i * 1.5;
+    // A ramp (excluded by the window) and then noise around 200 MiB.
+    flat.push_back({t, t < 10 ? 100 + 10 * t : 200 + ((i % 2) ? 0.5 : -0.5), NAN, 4});
+    growing.push_back({t, 300 + 2.0 * t, NAN, 4});  // 120 MiB per minute
+  }
+  auto f = AnalyzeRssTrend(flat, 10);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_GE(f->window_start_s, 10);
+  EXPECT_EQ(f->window_end_s, 60);
+  EXPECT_NEAR(f->first_quartile_mb, 200, 0.5);
+  EXPECT_NEAR(f->growth_mb, 0, 0.5);
+  EXPECT_LT(std::abs(f->slope_mb_per_min), 1.0);
+  auto g = AnalyzeRssTrend(growing, 0);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_EQ(g->samples, 41);
+  EXPECT_NEAR(g->slope_mb_per_min, 120, 1e-6);
+  EXPECT_GT(g->growth_mb, 80);  // quarters' means ~ 45 s apart at 2 MiB/s
+  EXPECT_NEAR(g->late_slope_mb_per_min, 120, 1e-6);
+  // A one-off step early in the window, then flat: the whole-window slope sees the step, the
+  // later half does not.
+  std::vector<RssSample> step;
+  for (int i = 0; i <= 40; ++i) step.push_back({i * 1.5, i < 10 ? 100.0 : 110.0, NAN, 4});
+  auto st = AnalyzeRssTrend(step, 0);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_GT(st->slope_mb_per_min, 5);
+  EXPECT_EQ(st->late_slope_mb_per_min, 0);
+  // Too few samples in the window, or no time between them: no verdict.
+  EXPECT_FALSE(AnalyzeRssTrend(growing, 56).has_value());
+  EXPECT_FALSE(AnalyzeRssTrend({{5, 1, NAN, 0}, {5, 2, NAN, 0}, {5, 3, NAN, 0}, {5, 4, NAN, 0}}, 0).has_value());
+}
+
 TEST(CallLoad, SynthesizedQuestionEndsOnItsLastAudibleFrame) {
   tts::TtsConfig config;
   config.flite.voice = "cmu_us_rms";

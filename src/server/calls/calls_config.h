@@ -1,0 +1,29 @@
+// CallsConfig: the `calls` section of config/hotline.yaml — what every call transport of one
+// process shares (Twilio Media Streams, AudioSocket, the browser softphone): the concurrent-call
+// cap and what a caller over it hears. Held by the CallRegistry that the transports share.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+
+namespace hotline::server {
+
+struct CallsConfig {
+  // Calls served at once, all transports together. Over it a caller hears over_capacity_text
+  // and is let go: a clear answer instead of every call slowing down. Size it from the call
+  // benchmark (docs/benchmarks.md, docs/capacity.md).
+  int max_calls = 32;
+  std::string over_capacity_text =
+      "All our lines are busy right now. Please call again in a few minutes. Goodbye.";
+
+  template <class V>
+  void Visit(V& v) {
+    v.Field("max_calls", max_calls, "Concurrent calls at most, every transport together");
+    v.Field("over_capacity_text", over_capacity_text,
+            "Said to a call over max_calls, on any transport");
+  }
+  Status Validate() const;
+};
+
+}  // namespace hotline::server
