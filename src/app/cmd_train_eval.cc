@@ -68,6 +68,7 @@ nlohmann::json ReportJson(const train::ModelEvalReport& r, const std::string& mo
           {"intent_accuracy_classifier", double(r.intent_classifier_correct) / n},
           {"intent_accuracy_kb_answer", double(r.intent_kb_correct) / n},
           {"reference_intent_accuracy_classifier", double(r.reference_classifier_correct) / n},
+          {"classifier_agrees_with_reference", double(r.classifier_agrees_with_reference) / n},
           {"reference_intent_accuracy_kb_answer", double(r.reference_kb_correct) / n},
           {"rouge_l_f1_mean", r.rouge_l_f1_mean},
           {"rouge_threshold", r.rouge_threshold},
@@ -173,6 +174,8 @@ int RunTrainEval(std::span<const std::string> argv) {
   std::printf("intent (call's classifier on the answer): %s   (on the reference answers: %s)\n",
               Pct(r.intent_classifier_correct, n).c_str(),
               Pct(r.reference_classifier_correct, n).c_str());
+  std::printf("  the classifier gives the answer the intent it gives the reference: %s\n",
+              Pct(r.classifier_agrees_with_reference, n).c_str());
   std::printf("intent (nearest knowledge-base answer):   %s   (on the reference answers: %s)\n",
               Pct(r.intent_kb_correct, n).c_str(), Pct(r.reference_kb_correct, n).c_str());
   std::printf("ROUGE-L F1: mean %.3f, >= %.2f: %s\n", r.rouge_l_f1_mean, r.rouge_threshold,

@@ -4,6 +4,27 @@
 
 namespace hotline {
 
+std::string DemoModelPath() {
+  return std::string(HOTLINE_ASSETS_DIR) + "/models/demo-agent.q8_0.gguf";
+}
+
+llm::LlmConfig DemoLlmConfig() {
+  llm::LlmConfig c;
+  c.backend = "engine";
+  return c;
+}
+
+answer::AnswererConfig DemoAnswererConfig() {
+  answer::AnswererConfig c;
+  // The demo model's context (hotline train --seq-len 160); 64 tokens leave room for its longest
+  // answers (about 45 tokens).
+  c.prompt.max_seq_len = 160;
+  c.prompt.reserved_output_tokens = 64;
+  c.prompt.max_passages = 0;
+  c.prompt.max_history_messages = 0;
+  return c;
+}
+
 Status HotlineConfig::Validate() const {
   static const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
   for (const char* l : kLevels) {
@@ -18,6 +39,9 @@ Result<HotlineConfig> LoadHotlineConfig(const std::string& path,
   HotlineConfig cfg;
   if (!path.empty()) RETURN_IF_ERROR(LoadConfigFile(path, cfg));
   for (const auto& o : overrides) RETURN_IF_ERROR(ApplyConfigOverride(o, cfg));
+  if (cfg.llm.backend == "engine" && cfg.llm.engine.engine.model_path.empty()) {
+    cfg.llm.engine.engine.model_path = DemoModelPath();
+  }
   RETURN_IF_ERROR(ValidateConfig(cfg));
   return cfg;
 }

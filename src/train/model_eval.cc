@@ -224,6 +224,8 @@ Result<ModelEvalReport> EvaluateModel(llm::LanguageModel& model,
     const bool ok = stats.ok();
     rep.intent_classifier_correct += ok && it.verdict.classifier_intent == ex.intent;
     rep.intent_kb_correct += ok && it.verdict.kb_intent == ex.intent;
+    rep.classifier_agrees_with_reference +=
+        ok && it.verdict.classifier_intent == ref.classifier_intent;
     rep.exact += it.exact;
     rep.rouge_at_threshold += ok && it.rouge.f1 >= options.rouge_threshold;
     rouge_sum += it.rouge.f1;

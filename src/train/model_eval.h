@@ -115,6 +115,9 @@ struct ModelEvalReport {
   std::vector<ModelEvalItem> items;
   size_t examples = 0;
   size_t intent_classifier_correct = 0;  // judge (1) agrees with the question's intent
+  // Judge (1) gives the answer the intent it gives the reference answer (right or wrong): how
+  // often the model's answer reads like the reference to the call's classifier.
+  size_t classifier_agrees_with_reference = 0;
   size_t intent_kb_correct = 0;          // judge (2) agrees
   size_t exact = 0;
   size_t rouge_at_threshold = 0;  // ROUGE-L F1 >= options.rouge_threshold

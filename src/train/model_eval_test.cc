@@ -215,6 +215,14 @@ TEST(ModelEval, ReportCountsEveryFigureFromTheModelsAnswers) {
   EXPECT_EQ(rep->loops, 1u);  // the same answer repeats and hits max tokens
   EXPECT_EQ(rep->intent_kb_correct, 3u);  // exact, reworded, looping cancel answer
   EXPECT_EQ(rep->reference_kb_correct, 5u);
+  size_t agree = 0;
+  for (size_t i = 0; i < heldout.size(); ++i) {
+    agree += rep->items[i].error.empty() &&
+             rep->items[i].verdict.classifier_intent ==
+                 (*judge)->Judge(heldout[i].answer).classifier_intent;
+  }
+  EXPECT_EQ(rep->classifier_agrees_with_reference, agree);
+  EXPECT_GE(agree, 1u);  // the exact answer at least
   EXPECT_EQ(rep->reference_repeats, 0u);
   // ROUGE-L: 1 (exact), > 0.5 (reworded), the wrong answer and the error score low.
   EXPECT_EQ(rep->items[0].rouge.f1, 1.0);
