@@ -126,7 +126,9 @@ int RunTrainEval(std::span<const std::string> argv) {
   answer::AnswerStackOptions so;
   so.kb_path = ":memory:";
   so.kb_csv = kb_csv;
-  auto stack = answer::AnswerStack::Build(cfg->answer, cfg->store, so);
+  // An in-memory answer store: the judges need the classifier and the articles, not the caches
+  // (and an evaluation must not reach a configured Redis).
+  auto stack = answer::AnswerStack::Build(cfg->answer, answer::StoreConfig{}, so);
   if (!stack.ok()) return Fail(stack.status().WithContext("answer stack"));
   if ((*stack)->classifier() == nullptr) {
     return Fail("the knowledge base " + kb_csv + " trains no intent classifier");
