@@ -26,6 +26,7 @@
 #include "audio/wav.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "llm/llm_config.h"
 #include "tts/synthesizer.h"
 
 namespace hotline::cli {
@@ -85,11 +86,15 @@ int RunDemo(std::span<const std::string> argv) {
   if (!synth.ok()) return Fail(synth.status().WithContext("speech synthesizer"));
   std::filesystem::path kb_path = out_dir / "kb.sqlite";
   std::filesystem::remove(kb_path, ec);
-  // The whole answering chain (intent templates, semantic cache, result cache, knowledge base,
-  // account tools) in one call; no language model on the embedded defaults.
+  // The language model behind the last tier (the demo model on the embedded defaults), then the
+  // whole answering chain (intent templates, semantic cache, result cache, knowledge base,
+  // account tools) in one call.
+  auto model = llm::CreateLanguageModel(cfg->llm);
+  if (!model.ok()) return Fail(model.status().WithContext("language model"));
   answer::AnswerStackOptions stack_options;
   stack_options.kb_path = kb_path.string();
   stack_options.kb_csv = kb_csv;
+  stack_options.llm = model->get();
   auto stack = answer::AnswerStack::Build(cfg->answer, cfg->store, stack_options);
   if (!stack.ok()) return Fail(stack.status().WithContext("answer stack"));
   answer::Answerer* answerer = &(*stack)->answerer();

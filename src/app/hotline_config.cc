@@ -91,6 +91,28 @@ Status ReadConfigWithMovedKeys(const std::string& path, HotlineConfig& cfg) {
 
 }  // namespace
 
+std::string DemoModelPath() {
+  return std::string(HOTLINE_ASSETS_DIR) + "/models/demo-agent.q8_0.gguf";
+}
+
+llm::LlmConfig DemoLlmConfig() {
+  llm::LlmConfig c;
+  c.backend = "engine";
+  return c;
+}
+
+answer::AnswererConfig DemoAnswererConfig() {
+  answer::AnswererConfig c;
+  // The demo model's context (hotline train --seq-len 160). Its longest answer on the held-out
+  // questions is 34 tokens plus <|im_end|>; 40 leave the question about 55 tokens after the
+  // 60-token system prompt.
+  c.prompt.max_seq_len = 160;
+  c.prompt.reserved_output_tokens = 40;
+  c.prompt.max_passages = 0;
+  c.prompt.max_history_messages = 0;
+  return c;
+}
+
 Status HotlineConfig::Validate() const {
   static const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
   for (const char* l : kLevels) {
@@ -106,6 +128,9 @@ Result<HotlineConfig> LoadHotlineConfig(const std::string& path,
   if (!path.empty()) RETURN_IF_ERROR(ReadConfigWithMovedKeys(path, cfg));
   for (const auto& o : overrides) {
     RETURN_IF_ERROR(ApplyConfigOverride(RenameDeprecatedOverride(o), cfg));
+  }
+  if (cfg.llm.backend == "engine" && cfg.llm.engine.engine.model_path.empty()) {
+    cfg.llm.engine.engine.model_path = DemoModelPath();
   }
   RETURN_IF_ERROR(ValidateConfig(cfg));
   return cfg;

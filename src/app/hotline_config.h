@@ -40,6 +40,17 @@ struct SpeechInConfig {
   }
 };
 
+// The demo support-agent model shipped with Hotline (assets/models/demo-agent.q8_0.gguf under
+// the assets folder the build names, HOTLINE_ASSETS_DIR, like the demo knowledge base).
+std::string DemoModelPath();
+
+// Embedded defaults that differ from the modules' own: the language model is the demo model on
+// the engine backend (llm.engine.model_path "" stands for DemoModelPath(), filled in by
+// LoadHotlineConfig), and the answerer's prompt fits what that model was trained on: a single
+// question after the system prompt (no passages, no history) in its 160-token context.
+llm::LlmConfig DemoLlmConfig();
+answer::AnswererConfig DemoAnswererConfig();
+
 struct HotlineConfig {
   // trace|debug|info|warn|error|off. debug logs every turn's stages; info is for production.
   std::string log_level = "info";
@@ -48,8 +59,8 @@ struct HotlineConfig {
   asr::AsrConfig asr;
   tts::TtsConfig tts;
   engine::EngineConfig engine;
-  llm::LlmConfig llm;
-  answer::AnswererConfig answer;
+  llm::LlmConfig llm = DemoLlmConfig();
+  answer::AnswererConfig answer = DemoAnswererConfig();
   answer::StoreConfig store;
   pipeline::CallConfig call;
   server::ServerConfig server;
@@ -79,8 +90,9 @@ struct HotlineConfig {
   Status Validate() const;
 };
 
-// Reads `path` (empty: defaults only), applies each "a.b=value" of `overrides` in order, then
-// validates. Errors name the file line or the override. Keys that moved (twilio.max_calls,
+// Reads `path` (empty: defaults only), applies each "a.b=value" of `overrides` in order, fills
+// an empty llm.engine.model_path of the engine backend with DemoModelPath(), then validates.
+// Errors name the file line or the override. Keys that moved (twilio.max_calls,
 // twilio.over_capacity_text, audiosocket.over_capacity_text -> calls.*) are still read, with a
 // warning naming the new key; the old and the new key both set is an error.
 Result<HotlineConfig> LoadHotlineConfig(const std::string& path,

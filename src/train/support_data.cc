@@ -106,9 +106,21 @@ Result<SupportData> BuildSupportData(std::string_view csv_text, const SupportDat
   return data;
 }
 
-Result<EncodedExample> EncodeChat(const engine::Tokenizer& tokenizer, const SupportExample& ex) {
+Result<std::vector<engine::ChatMessage>> CallPrompt(std::string_view question,
+                                                    const answer::PromptConfig& prompt) {
+  const answer::PromptBuilder builder(prompt);
+  answer::PromptInput input;
+  input.question = std::string(question);
+  ASSIGN_OR_RETURN(answer::Prompt p, builder.Build(input));
+  std::vector<engine::ChatMessage> msgs;
+  for (const answer::ChatMessage& m : p.messages) msgs.push_back({m.role, m.content});
+  return msgs;
+}
+
+Result<EncodedExample> EncodeChat(const engine::Tokenizer& tokenizer, const SupportExample& ex,
+                                  const answer::PromptConfig& prompt) {
   const engine::ChatTemplate tmpl(engine::ChatFormat::kChatMl);
-  const engine::ChatMessage msgs[] = {{"user", ex.question}};
+  ASSIGN_OR_RETURN(std::vector<engine::ChatMessage> msgs, CallPrompt(ex.question, prompt));
   ASSIGN_OR_RETURN(auto segs, tmpl.Render(msgs, /*add_generation_prompt=*/true));
   EncodedExample out;
   out.tokens = tokenizer.EncodePrompt(segs);
@@ -122,8 +134,15 @@ Result<EncodedExample> EncodeChat(const engine::Tokenizer& tokenizer, const Supp
   return out;
 }
 
-std::vector<std::string> TokenizerCorpus(const std::vector<SupportExample>& examples) {
+std::vector<std::string> TokenizerCorpus(const std::vector<SupportExample>& examples,
+                                         const answer::PromptConfig& prompt) {
   std::vector<std::string> texts = {"user\n", "assistant\n", "system\n"};
+  // The fixed prompt text, once per example as it occurs in training, so BPE merges it like the
+  // rest of the data.
+  auto fixed = CallPrompt("", prompt);
+  for (size_t i = 0; fixed.ok() && i < examples.size(); ++i) {
+    for (const engine::ChatMessage& m : *fixed) texts.push_back(m.content);
+  }
   for (const SupportExample& e : examples) {
     texts.push_back(e.question);
     texts.push_back(e.answer);

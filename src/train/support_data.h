@@ -11,9 +11,12 @@
 // single spaces) falls in `test_fraction`; duplicates of one question therefore never straddle
 // the split. Deterministic: the same corpus and options give the same examples.
 //
-// Encoding (EncodeChat): the engine's ChatML template renders the user message with the
-// generation prompt exactly as `engine run --chat` does, then the answer and <|im_end|> follow;
-// only the answer's tokens and the closing <|im_end|> carry loss.
+// Encoding (EncodeChat): the prompt is the one the answerer's LLM tier sends for a lone question
+// (CallPrompt: answer::PromptBuilder's system prompt, then the user message "Question: ..."),
+// rendered by the engine's ChatML template with the generation prompt; then the answer and
+// <|im_end|> follow. Only the answer's tokens and the closing <|im_end|> carry loss. A model
+// trained so answers the call's own prompts; it has not seen passages or history in its prompt
+// (the demo configuration sets answer.prompt.max_passages and max_history_messages to 0).
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -22,7 +25,9 @@
 #include <string_view>
 #include <vector>
 
+#include "answer/prompt.h"
 #include "common/status.h"
+#include "engine/chat_template.h"
 #include "engine/tokenizer.h"
 
 namespace hotline::train {
@@ -55,10 +60,20 @@ struct EncodedExample {
   int prompt_tokens = 0;        // tokens before the answer (no loss on them)
 };
 
-// Encodes with the tokenizer's vocabulary (which must have the ChatML control tokens).
-Result<EncodedExample> EncodeChat(const engine::Tokenizer& tokenizer, const SupportExample& ex);
+// The messages answer::PromptBuilder builds from `prompt` for `question` alone (no passages, tool
+// results or history): what the call's LLM tier sends the model. Errors: the question does not
+// fit prompt.max_seq_len.
+Result<std::vector<engine::ChatMessage>> CallPrompt(std::string_view question,
+                                                    const answer::PromptConfig& prompt = {});
 
-// Texts for tokenizer training: questions, answers and the template's role words.
-std::vector<std::string> TokenizerCorpus(const std::vector<SupportExample>& examples);
+// Encodes CallPrompt(ex.question, prompt) and the answer with the tokenizer's vocabulary (which
+// must have the ChatML control tokens).
+Result<EncodedExample> EncodeChat(const engine::Tokenizer& tokenizer, const SupportExample& ex,
+                                  const answer::PromptConfig& prompt = {});
+
+// Texts for tokenizer training: questions, answers, the template's role words and the prompt's
+// fixed text (system prompt, "Question: ").
+std::vector<std::string> TokenizerCorpus(const std::vector<SupportExample>& examples,
+                                         const answer::PromptConfig& prompt = {});
 
 }  // namespace hotline::train

@@ -39,30 +39,45 @@ TEST(SupportData, RejectsCorpusWithoutColumns) {
   EXPECT_FALSE(BuildSupportData("instruction,intent,response\n\"unterminated", {}).ok());
 }
 
-TEST(SupportData, EncodedExampleIsTheEnginesChatPromptFollowedByTheAnswer) {
+TEST(SupportData, EncodedExampleIsTheCallsPromptFollowedByTheAnswer) {
   const std::vector<SupportExample> ex = {
       {"how do I cancel order 123?", "You can cancel it on our website.", "cancel_order"}};
+  answer::PromptConfig pc;
+  pc.system_prompt = "Answer briefly.";
   BpeTrainOptions opt;
   opt.vocab_size = 300;
   opt.chat_template = kChatMlTemplate;
-  auto vd = TrainBpe(TokenizerCorpus(ex), opt);
+  auto vd = TrainBpe(TokenizerCorpus(ex, pc), opt);
   ASSERT_TRUE(vd.ok());
   auto vocab = engine::Vocabulary::Create(*vd);
   ASSERT_TRUE(vocab.ok());
   auto tok = engine::Tokenizer::Create(*vocab);
   ASSERT_TRUE(tok.ok());
-  auto enc = EncodeChat(**tok, ex[0]);
+  auto enc = EncodeChat(**tok, ex[0], pc);
   ASSERT_TRUE(enc.ok());
   EXPECT_EQ((*tok)->Decode(enc->tokens, {.render_special = true}),
-            "<|im_start|>user\nhow do I cancel order 123?<|im_end|>\n<|im_start|>assistant\n"
-            "You can cancel it on our website.<|im_end|>");
-  // The prompt part is exactly what the engine encodes for `engine run --chat`.
-  const engine::ChatMessage msgs[] = {{"user", ex[0].question}};
+            "<|im_start|>system\nAnswer briefly.<|im_end|>\n<|im_start|>user\nQuestion: how do I "
+            "cancel order 123?<|im_end|>\n<|im_start|>assistant\nYou can cancel it on our "
+            "website.<|im_end|>");
+  // The prompt part is token for token what the answerer's LLM tier sends the engine backend:
+  // PromptBuilder's messages through the ChatML template.
+  answer::PromptInput input;
+  input.question = ex[0].question;
+  auto built = answer::PromptBuilder(pc).Build(input);
+  ASSERT_TRUE(built.ok());
+  std::vector<engine::ChatMessage> msgs;
+  for (const auto& m : built->messages) msgs.push_back({m.role, m.content});
   auto segs = engine::ChatTemplate(engine::ChatFormat::kChatMl).Render(msgs, true);
   ASSERT_TRUE(segs.ok());
   const auto prompt = (*tok)->EncodePrompt(*segs);
   ASSERT_EQ(enc->prompt_tokens, int(prompt.size()));
   EXPECT_TRUE(std::equal(prompt.begin(), prompt.end(), enc->tokens.begin()));
+  // The default prompt is the answerer's default system prompt.
+  auto call = CallPrompt("hi");
+  ASSERT_TRUE(call.ok());
+  ASSERT_EQ(call->size(), 2u);
+  EXPECT_EQ((*call)[0].content, answer::PromptConfig{}.system_prompt);
+  EXPECT_EQ((*call)[1].content, "Question: hi");
 }
 
 }  // namespace
