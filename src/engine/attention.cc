@@ -21,16 +21,18 @@ struct Scratch {
 };
 
 // One cached row slice to float: F16 (the default cache type) on the kernels' SIMD path.
-void KvRowToFloat(GgmlType type, const uint8_t* src, float* dst, int n) {
+void KvRowToFloat(const VectorKernels& vk, GgmlType type, const uint8_t* src, float* dst, int n) {
   if (type == GgmlType::F16) {
-    HalfRowToFloat(reinterpret_cast<const uint16_t*>(src), dst, n);
+    vk.half_to_float(reinterpret_cast<const uint16_t*>(src), dst, n);
   } else {
     DequantizeRow(type, src, dst, n);
   }
 }
 
 // One (token, KV head) pair: every query head of the group over all visible positions.
-void AttendGroup(const AttentionArgs& a, int token, int kv_head, Scratch& sc) {
+// `blocks`: base of each block of the token's sequence.
+void AttendGroup(const AttentionArgs& a, const VectorKernels& vk, const uint8_t* const* blocks,
+                 int token, int kv_head, Scratch& sc) {
   const KvLayout& L = a.kv->layout();
   const int hd = L.head_dim;
   const int group = a.n_head / L.n_head_kv;
@@ -39,7 +41,6 @@ void AttendGroup(const AttentionArgs& a, int token, int kv_head, Scratch& sc) {
   const int64_t row_bytes = L.row_bytes();
   const int64_t head_off = kv_head * L.head_bytes();
   const int bt = a.kv->block_tokens();
-  const int seq = a.seqs[static_cast<size_t>(token)];
   const int n = a.n_ctx[static_cast<size_t>(token)];
   const float* q = a.q + static_cast<int64_t>(token) * q_stride + int64_t{kv_head} * group * hd;
   float* out = a.out + static_cast<int64_t>(token) * q_stride + int64_t{kv_head} * group * hd;
@@ -51,8 +52,9 @@ void AttendGroup(const AttentionArgs& a, int token, int kv_head, Scratch& sc) {
   sc.m.assign(static_cast<size_t>(group), -std::numeric_limits<float>::infinity());
   sc.l.assign(static_cast<size_t>(group), 0.f);
 
-  // Block pointers are looked up once per block (a paged cache resolves them through a block
-  // table), not once per position.
+  // This layer's K and V rows of a block start at fixed offsets from the block's base.
+  const int64_t k_part = a.kv->PartOffset(a.layer, 0) + head_off;
+  const int64_t v_part = a.kv->PartOffset(a.layer, 1) + head_off;
   int cur_block = -1;
   const uint8_t* kb = nullptr;
   const uint8_t* vb = nullptr;
@@ -62,17 +64,17 @@ void AttendGroup(const AttentionArgs& a, int token, int kv_head, Scratch& sc) {
       const int pos = j0 + j;
       if (pos / bt != cur_block) {
         cur_block = pos / bt;
-        kb = a.kv->KBlock(a.layer, seq, cur_block);
-        vb = a.kv->VBlock(a.layer, seq, cur_block);
+        kb = blocks[cur_block] + k_part;
+        vb = blocks[cur_block] + v_part;
       }
-      const int64_t off = (pos % bt) * row_bytes + head_off;
-      KvRowToFloat(type, kb + off, &sc.k[size_t(j) * hd], hd);
-      KvRowToFloat(type, vb + off, &sc.v[size_t(j) * hd], hd);
+      const int64_t off = (pos % bt) * row_bytes;
+      KvRowToFloat(vk, type, kb + off, &sc.k[size_t(j) * hd], hd);
+      KvRowToFloat(vk, type, vb + off, &sc.v[size_t(j) * hd], hd);
     }
     for (int g = 0; g < group; ++g) {
       const float* qg = q + int64_t{g} * hd;
       float* s = &sc.s[size_t(g) * kAttentionChunk];
-      DotRows(qg, sc.k.data(), c, hd, a.scale, s);
+      vk.dot_rows(qg, sc.k.data(), c, hd, a.scale, s);
       float chunk_max = -std::numeric_limits<float>::infinity();
       for (int j = 0; j < c; ++j) chunk_max = std::max(chunk_max, s[j]);
       const float m_new = std::max(sc.m[size_t(g)], chunk_max);
@@ -83,8 +85,8 @@ void AttendGroup(const AttentionArgs& a, int token, int kv_head, Scratch& sc) {
       if (corr != 1.f) {
         for (int d = 0; d < hd; ++d) acc[d] *= corr;
       }
-      l += ExpShifted(s, c, m_new);  // each score becomes its softmax weight
-      WeightedRowSum(s, sc.v.data(), c, hd, acc);
+      l += vk.exp_shifted(s, c, m_new);  // each score becomes its softmax weight
+      vk.weighted_row_sum(s, sc.v.data(), c, hd, acc);
       sc.m[size_t(g)] = m_new;
       sc.l[size_t(g)] = l;
     }
@@ -102,11 +104,27 @@ void AttendGroup(const AttentionArgs& a, int token, int kv_head, Scratch& sc) {
 void Attention(const AttentionArgs& a, ComputePool& pool) {
   const int n_kv = a.kv->layout().n_head_kv;
   const int64_t n_tokens = static_cast<int64_t>(a.seqs.size());
+  std::span<const uint8_t* const> bases = a.block_bases;
+  std::span<const int> first = a.block_first;
+  std::vector<const uint8_t*> own_bases;
+  std::vector<int> own_first;
+  if (first.size() != a.seqs.size()) {  // no tables from the caller: resolve them here
+    own_first.reserve(a.seqs.size());
+    for (int seq : a.seqs) {
+      own_first.push_back(static_cast<int>(own_bases.size()));
+      a.kv->AppendBlockBases(seq, &own_bases);
+    }
+    bases = own_bases;
+    first = own_first;
+  }
+  const VectorKernels vk = ActiveVectorKernels();
   const int64_t items = n_tokens * n_kv;
   pool.ParallelFor(items, 1, [&](int64_t begin, int64_t end, int) {
     thread_local Scratch sc;
     for (int64_t i = begin; i < end; ++i) {
-      AttendGroup(a, static_cast<int>(i / n_kv), static_cast<int>(i % n_kv), sc);
+      const int token = static_cast<int>(i / n_kv);
+      AttendGroup(a, vk, bases.data() + first[size_t(token)], token, static_cast<int>(i % n_kv),
+                  sc);
     }
   });
 }

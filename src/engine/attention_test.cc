@@ -118,7 +118,7 @@ TEST(Attention, LargeScoresDoNotOverflow) {
   for (int i = 0; i < 32; ++i) q[size_t(i)] = i % 2 ? 1.f : -1.f;
   ComputePool pool(1);
   std::vector<int> seqs = {0}, n_ctx = {40};
-  AttentionArgs a{kv->get(), 0, 1, 1.0f, seqs, n_ctx, q.data(), out.data()};
+  AttentionArgs a{kv->get(), 0, 1, 1.0f, seqs, n_ctx, q.data(), out.data(), {}, {}};
   Attention(a, pool);
   for (float x : out) {
     ASSERT_TRUE(std::isfinite(x));
