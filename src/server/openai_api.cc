@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "common/log.h"
 #include "common/metrics.h"
+#include "engine/context_fit.h"
 
 namespace hotline::server {
 namespace {
@@ -20,19 +22,24 @@ constexpr size_t kMaxStopBytes = 256;
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-std::string ErrorBody(std::string_view message, std::string_view type, std::string_view param) {
-  json e = {{"message", std::string(message)}, {"type", std::string(type)}, {"code", nullptr}};
+std::string ErrorBody(std::string_view message, std::string_view type, std::string_view param,
+                      std::string_view code = "") {
+  json e = {{"message", std::string(message)}, {"type", std::string(type)}};
   e["param"] = param.empty() ? json(nullptr) : json(std::string(param));
+  e["code"] = code.empty() ? json(nullptr) : json(std::string(code));
   return Dump(json{{"error", e}});
 }
 
 Response ErrorResponse(int status, std::string_view message, std::string_view type,
-                       std::string_view param = "") {
-  return Response::Json(status, ErrorBody(message, type, param));
+                       std::string_view param = "", std::string_view code = "") {
+  return Response::Json(status, ErrorBody(message, type, param, code));
 }
+
+constexpr std::string_view kContextCode = "context_length_exceeded";
 
 // HTTP status and OpenAI error type for a backend failure.
 std::pair<int, const char*> StatusFor(const Status& s) {
+  if (engine::IsContextLengthExceeded(s)) return {400, "invalid_request_error"};
   switch (s.code()) {
     case StatusCode::kInvalidArgument: return {400, "invalid_request_error"};
     case StatusCode::kResourceExhausted: return {503, "server_overloaded"};
@@ -50,11 +57,12 @@ const char* FinishName(llm::FinishReason r) {
   }
 }
 
-std::string NewCompletionId() {
+std::string NewCompletionId(bool chat) {
   static std::atomic<uint64_t> counter{0};
   thread_local std::mt19937_64 rng(std::random_device{}());
   char buf[40];
-  snprintf(buf, sizeof(buf), "chatcmpl-%016llx%04llx", static_cast<unsigned long long>(rng()),
+  snprintf(buf, sizeof(buf), "%s-%016llx%04llx", chat ? "chatcmpl" : "cmpl",
+           static_cast<unsigned long long>(rng()),
            static_cast<unsigned long long>(counter.fetch_add(1) & 0xffff));
   return buf;
 }
@@ -174,61 +182,11 @@ bool ParseContent(const json& content, size_t index, std::string& out, ChatReque
   return false;
 }
 
-}  // namespace
-
-bool ParseChatCompletionRequest(std::string_view body, const OpenAiApiConfig& config,
-                                ChatCompletionRequest& out, ChatRequestError& error) {
-  out = ChatCompletionRequest();
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    error = {"the request body is not valid JSON", ""};
-    return false;
-  }
-  if (!j.is_object()) {
-    error = {"the request body must be a JSON object", ""};
-    return false;
-  }
-  Fields f(j, error);
+// Fields /v1/chat/completions and /v1/completions share: streaming, answer length, sampling,
+// stop strings.
+bool ParseCommonFields(Fields& f, const OpenAiApiConfig& config, ChatCompletionRequest& out,
+                       ChatRequestError& error) {
   llm::GenerateRequest& g = out.generate;
-
-  const json* model = f.Find("model");
-  if (model) {
-    if (!model->is_string()) return f.Fail("model must be a string", "model");
-    out.model = model->get<std::string>();
-  }
-
-  const json* messages = f.Find("messages");
-  if (!messages) return f.Fail("messages is required", "messages");
-  if (!messages->is_array() || messages->empty()) {
-    return f.Fail("messages must be a non-empty array", "messages");
-  }
-  if (messages->size() > static_cast<size_t>(config.max_messages)) {
-    return f.Fail("messages has " + std::to_string(messages->size()) +
-                      " entries, more than the limit of " + std::to_string(config.max_messages),
-                  "messages");
-  }
-  for (size_t i = 0; i < messages->size(); ++i) {
-    const json& m = (*messages)[i];
-    const std::string where = "messages[" + std::to_string(i) + "]";
-    if (!m.is_object()) return f.Fail(where + " must be an object", "messages");
-    auto role = m.find("role");
-    if (role == m.end() || !role->is_string()) {
-      return f.Fail(where + ".role must be a string", "messages");
-    }
-    std::string r = role->get<std::string>();
-    if (r == "developer") r = "system";
-    if (r != "system" && r != "user" && r != "assistant") {
-      return f.Fail(where + ".role must be system, user or assistant, got '" +
-                        role->get<std::string>() + "'",
-                    "messages");
-    }
-    auto content = m.find("content");
-    if (content == m.end()) return f.Fail(where + ".content is required", "messages");
-    llm::Message msg{r, ""};
-    if (!ParseContent(*content, i, msg.content, error)) return false;
-    g.messages.push_back(std::move(msg));
-  }
-
   if (!f.Bool("stream", out.stream)) return false;
   if (const json* so = f.Find("stream_options")) {
     if (!so->is_object()) return f.Fail("stream_options must be an object", "stream_options");
@@ -284,6 +242,103 @@ bool ParseChatCompletionRequest(std::string_view body, const OpenAiApiConfig& co
   return true;
 }
 
+}  // namespace
+
+bool ParseChatCompletionRequest(std::string_view body, const OpenAiApiConfig& config,
+                                ChatCompletionRequest& out, ChatRequestError& error) {
+  out = ChatCompletionRequest();
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    error = {"the request body is not valid JSON", ""};
+    return false;
+  }
+  if (!j.is_object()) {
+    error = {"the request body must be a JSON object", ""};
+    return false;
+  }
+  Fields f(j, error);
+  llm::GenerateRequest& g = out.generate;
+
+  const json* model = f.Find("model");
+  if (model) {
+    if (!model->is_string()) return f.Fail("model must be a string", "model");
+    out.model = model->get<std::string>();
+  }
+
+  const json* messages = f.Find("messages");
+  if (!messages) return f.Fail("messages is required", "messages");
+  if (!messages->is_array() || messages->empty()) {
+    return f.Fail("messages must be a non-empty array", "messages");
+  }
+  if (messages->size() > static_cast<size_t>(config.max_messages)) {
+    return f.Fail("messages has " + std::to_string(messages->size()) +
+                      " entries, more than the limit of " + std::to_string(config.max_messages),
+                  "messages");
+  }
+  for (size_t i = 0; i < messages->size(); ++i) {
+    const json& m = (*messages)[i];
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) return f.Fail(where + " must be an object", "messages");
+    auto role = m.find("role");
+    if (role == m.end() || !role->is_string()) {
+      return f.Fail(where + ".role must be a string", "messages");
+    }
+    std::string r = role->get<std::string>();
+    if (r == "developer") r = "system";
+    if (r != "system" && r != "user" && r != "assistant") {
+      return f.Fail(where + ".role must be system, user or assistant, got '" +
+                        role->get<std::string>() + "'",
+                    "messages");
+    }
+    auto content = m.find("content");
+    if (content == m.end()) return f.Fail(where + ".content is required", "messages");
+    llm::Message msg{r, ""};
+    if (!ParseContent(*content, i, msg.content, error)) return false;
+    g.messages.push_back(std::move(msg));
+  }
+
+  return ParseCommonFields(f, config, out, error);
+}
+
+bool ParseCompletionRequest(std::string_view body, const OpenAiApiConfig& config,
+                            ChatCompletionRequest& out, ChatRequestError& error) {
+  out = ChatCompletionRequest();
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    error = {"the request body is not valid JSON", ""};
+    return false;
+  }
+  if (!j.is_object()) {
+    error = {"the request body must be a JSON object", ""};
+    return false;
+  }
+  Fields f(j, error);
+  const json* model = f.Find("model");
+  if (model) {
+    if (!model->is_string()) return f.Fail("model must be a string", "model");
+    out.model = model->get<std::string>();
+  }
+  const json* prompt = f.Find("prompt");
+  if (!prompt) return f.Fail("prompt is required", "prompt");
+  if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) {
+    out.generate.prompt = (*prompt)[0].get<std::string>();
+  } else if (prompt->is_string()) {
+    out.generate.prompt = prompt->get<std::string>();
+  } else {
+    return f.Fail("prompt must be a string (or an array of one string)", "prompt");
+  }
+  if (out.generate.prompt.empty()) return f.Fail("prompt must not be empty", "prompt");
+  bool echo = false;
+  if (!f.Bool("echo", echo)) return false;
+  if (echo) return f.Fail("echo is not supported", "echo");
+  if (f.Find("logprobs")) return f.Fail("logprobs is not supported", "logprobs");
+  if (f.Find("suffix")) return f.Fail("suffix is not supported", "suffix");
+  int64_t best_of = 1;
+  bool present = false;
+  if (!f.Integer("best_of", 1, 1, best_of, present)) return false;
+  return ParseCommonFields(f, config, out, error);
+}
+
 namespace {
 
 class ChatApi {
@@ -302,17 +357,20 @@ class ChatApi {
     return Response::Json(200, Dump(json{{"object", "list"}, {"data", data}}));
   }
 
-  // Both stream and non-stream requests come here: the stream flag is in the body.
-  void Completions(const Request& request, ResponseStream& out) {
+  // Both stream and non-stream requests come here: the stream flag is in the body. `chat`:
+  // /v1/chat/completions (messages), else /v1/completions (a raw prompt).
+  void Completions(const Request& request, ResponseStream& out, bool chat) {
     metrics_.requests.Increment();
     ChatCompletionRequest req;
     ChatRequestError error;
-    if (!ParseChatCompletionRequest(request.body, config_, req, error)) {
+    const bool parsed = chat ? ParseChatCompletionRequest(request.body, config_, req, error)
+                             : ParseCompletionRequest(request.body, config_, req, error);
+    if (!parsed) {
       metrics_.bad_requests.Increment();
       return Send(out, ErrorResponse(400, error.message, "invalid_request_error", error.param));
     }
     req.generate.cancel = &out.cancel();
-    if (req.stream) return Stream(req, out);
+    if (req.stream) return Stream(req, out, chat);
 
     std::string text;
     auto t0 = std::chrono::steady_clock::now();
@@ -325,17 +383,21 @@ class ChatApi {
       metrics_.cancelled.Increment();
       return;  // nobody to answer
     }
-    if (!stats.ok()) return Send(out, BackendError(stats.status()));
+    if (!stats.ok()) return Send(out, BackendError(stats.status(), chat ? "messages" : "prompt"));
     metrics_.tokens_generated.Increment(static_cast<uint64_t>(stats->generated_tokens));
+    json choice = {{"index", 0}, {"finish_reason", FinishName(stats->finish)}};
+    if (chat) {
+      choice["message"] = {{"role", "assistant"}, {"content", text}};
+    } else {
+      choice["text"] = text;
+      choice["logprobs"] = nullptr;
+    }
     json body = {
-        {"id", NewCompletionId()},
-        {"object", "chat.completion"},
+        {"id", NewCompletionId(chat)},
+        {"object", chat ? "chat.completion" : "text_completion"},
         {"created", UnixSeconds()},
         {"model", model_id_},
-        {"choices",
-         json::array({{{"index", 0},
-                       {"message", {{"role", "assistant"}, {"content", text}}},
-                       {"finish_reason", FinishName(stats->finish)}}})},
+        {"choices", json::array({choice})},
         {"usage", Usage(*stats)},
     };
     Send(out, Response::Json(200, Dump(body)));
@@ -353,9 +415,16 @@ class ChatApi {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
 
-  Response BackendError(const Status& s) {
-    metrics_.failed.Increment();
+  // `input`: the request's input field ("messages" or "prompt"), named by a context error.
+  Response BackendError(const Status& s, std::string_view input) {
     auto [status, type] = StatusFor(s);
+    if (engine::IsContextLengthExceeded(s)) {  // the client's prompt, not a failure here
+      metrics_.bad_requests.Increment();
+      std::string_view message = s.message();
+      message.remove_prefix(std::min(message.size(), kContextCode.size() + 2));  // "...: "
+      return ErrorResponse(status, message, type, input, kContextCode);
+    }
+    metrics_.failed.Increment();
     HLOG_WARN("openai api: generation failed: {}", s.ToString());
     return ErrorResponse(status, s.message(), type);
   }
@@ -366,25 +435,34 @@ class ChatApi {
     out.End();
   }
 
-  void Stream(ChatCompletionRequest& req, ResponseStream& out) {
-    const std::string id = NewCompletionId();
+  void Stream(ChatCompletionRequest& req, ResponseStream& out, bool chat) {
+    const std::string id = NewCompletionId(chat);
     const int64_t created = UnixSeconds();
     json chunk = {{"id", id},
-                  {"object", "chat.completion.chunk"},
+                  {"object", chat ? "chat.completion.chunk" : "text_completion"},
                   {"created", created},
                   {"model", model_id_},
                   {"choices", json::array()}};
+    // `delta` is the chat delta object; a completion chunk carries its content as "text".
     auto event = [&](const json& delta, const json& finish) {
-      chunk["choices"] = json::array({{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}});
+      json choice = {{"index", 0}, {"finish_reason", finish}};
+      if (chat) {
+        choice["delta"] = delta;
+      } else {
+        choice["text"] = delta.value("content", "");
+        choice["logprobs"] = nullptr;
+      }
+      chunk["choices"] = json::array({choice});
       return "data: " + Dump(chunk) + "\n\n";
     };
     bool began = false;
     bool client_gone = false;
     auto begin = [&] {
       began = true;
+      // A chat stream opens with the assistant's role; a completion stream with its first text.
       if (!out.Begin(200, "text/event-stream",
                      {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}}) ||
-          !out.Write(event({{"role", "assistant"}, {"content", ""}}, nullptr))) {
+          (chat && !out.Write(event({{"role", "assistant"}, {"content", ""}}, nullptr)))) {
         client_gone = true;
       }
     };
@@ -405,7 +483,7 @@ class ChatApi {
       return;
     }
     if (!stats.ok()) {
-      if (!began) return Send(out, BackendError(stats.status()));
+      if (!began) return Send(out, BackendError(stats.status(), chat ? "messages" : "prompt"));
       auto [status, type] = StatusFor(stats.status());
       (void)status;
       metrics_.failed.Increment();
@@ -441,9 +519,13 @@ Status InstallOpenAiApi(HttpServer& server, std::shared_ptr<llm::LanguageModel> 
   RETURN_IF_ERROR(server.Handle("GET", "/v1/models", [api](const Request&, const CancelToken&) {
     return api->Models();
   }));
-  return server.HandleStream("POST", "/v1/chat/completions",
+  RETURN_IF_ERROR(server.HandleStream("POST", "/v1/chat/completions",
+                                      [api](const Request& r, ResponseStream& out) {
+                                        api->Completions(r, out, /*chat=*/true);
+                                      }));
+  return server.HandleStream("POST", "/v1/completions",
                              [api](const Request& r, ResponseStream& out) {
-                               api->Completions(r, out);
+                               api->Completions(r, out, /*chat=*/false);
                              });
 }
 
