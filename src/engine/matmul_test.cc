@@ -159,7 +159,7 @@ TEST(MatMul, PackedWeightsMatchScalarOnRaggedShapes) {
                 rows / kPackRows * (288 / 32) * (t == GgmlType::Q4_0 ? 288 : 544));
       WeightMatrix view = m.view();
       view.packed = packed->get();
-      for (int n_tokens : {1, 2, 3, 4, 7, 70}) {
+      for (int n_tokens : {1, 2, 3, 4, 7, 12, 70}) {
         const std::vector<float> x = RandomActivations(n_tokens, m.cols, 11 + n_tokens);
         std::vector<float> want(static_cast<size_t>(n_tokens * rows));
         ComputePool one(1);
