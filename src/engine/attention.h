@@ -9,8 +9,11 @@
 // position p sees n_ctx = p + 1 positions, so it never sees a later token of its own batch even
 // though their K/V are already stored.
 //
-// Work is split over (token, KV head) pairs on the ComputePool; the query heads that share a KV
-// head are processed together so each K/V row is converted from the cache type once.
+// Work is split over (query block, KV head) pairs on the ComputePool: a query block is up to 16
+// consecutive batch tokens of one sequence (one decode token, or part of a prompt chunk), and
+// the query heads that share a KV head are processed together, so each K/V row is converted from
+// the cache type once per block instead of once per token and head. Grouping never changes a
+// token's result (same chunks, same order of operations).
 //
 // Threads: call from the pool's owner thread; blocks until done. Allocates only thread-local
 // scratch when a larger head group or head dimension than before is seen (and the block table
