@@ -211,12 +211,9 @@ Status ForwardPass::Run(std::span<const BatchToken> batch, KvCache& kv,
       float* y[] = {gate_.data(), up_.data()};
       MatMulMany(w, xn_.data(), n, y, pool_);
     }
-    // SwiGLU: exp() over n x n_ff values is worth spreading over the threads during prefill.
+    // SwiGLU (vectorized exp on the SIMD paths), spread over the threads for batches.
     pool_.ParallelFor(int64_t{n} * hp.n_ff, 16384, [&](int64_t begin, int64_t end, int) {
-      for (int64_t i = begin; i < end; ++i) {
-        const float g = gate_[size_t(i)];
-        gate_[size_t(i)] = g / (1.0f + std::exp(-g)) * up_[size_t(i)];
-      }
+      SwiGlu(gate_.data() + begin, up_.data() + begin, end - begin);
     });
     MatMul(L.w_down, gate_.data(), n, tmp_.data(), pool_);
     for (size_t i = 0; i < size_t(n) * E; ++i) x_[i] += tmp_[i];
