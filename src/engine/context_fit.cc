@@ -102,7 +102,9 @@ Result<ContextFit> FitChatToContext(const ChatTemplate& tmpl, const Tokenizer& t
   // useful answer does.
   ASSIGN_OR_RETURN(std::vector<int32_t> minimal, n_turns == 0 ? std::move(all) : encode(n_turns));
   const int room = NeededRoom(limits);
-  if (int64_t(minimal.size()) + room <= limits.max_seq_len) return done(std::move(minimal), n_turns);
+  if (int64_t(minimal.size()) + room <= limits.max_seq_len) {
+    return done(std::move(minimal), n_turns);
+  }
   return OutOfRangeError(
       std::string(kPrefix) + "the system prompt and the last user turn take " +
       std::to_string(minimal.size()) + " tokens (" + std::to_string(starts[n_turns] - head) +

@@ -190,7 +190,9 @@ bool ParseCommonFields(Fields& f, const OpenAiApiConfig& config, ChatCompletionR
   if (!f.Bool("stream", out.stream)) return false;
   if (const json* so = f.Find("stream_options")) {
     if (!so->is_object()) return f.Fail("stream_options must be an object", "stream_options");
-    if (!out.stream) return f.Fail("stream_options is only allowed with stream: true", "stream_options");
+    if (!out.stream) {
+      return f.Fail("stream_options is only allowed with stream: true", "stream_options");
+    }
     Fields sf(*so, error);
     if (!sf.Bool("include_usage", out.include_usage)) return false;
   }

@@ -56,8 +56,8 @@ bool ParseChatCompletionRequest(std::string_view body, const OpenAiApiConfig& co
 bool ParseCompletionRequest(std::string_view body, const OpenAiApiConfig& config,
                             ChatCompletionRequest& out, ChatRequestError& error);
 
-// Registers /v1/chat/completions, /v1/completions and /v1/models on `server` (before Start()). `model` is shared
-// with the caller and must stay usable until the server has stopped.
+// Registers /v1/chat/completions, /v1/completions and /v1/models on `server` (before Start()).
+// `model` is shared with the caller and must stay usable until the server has stopped.
 Status InstallOpenAiApi(HttpServer& server, std::shared_ptr<llm::LanguageModel> model,
                         const OpenAiApiConfig& config);
 

@@ -100,7 +100,8 @@ class OpenAiApiTest : public ::testing::Test {
 
   Result<net::HttpResponse> Post(const std::string& body,
                                  const std::string& path = "/v1/chat/completions") {
-    return net::HttpClient().Send(net::HttpRequest::Post(server_->Url(path), body, "application/json"));
+    return net::HttpClient().Send(
+        net::HttpRequest::Post(server_->Url(path), body, "application/json"));
   }
 
   // Streams a completion and returns its SSE data payloads in order.

@@ -128,8 +128,9 @@ void ExpectOrderedPositive(const nlohmann::json& p, const char* what) {
 TEST_F(EngineLoadtestCli, FourStreamingClientsReportOrderedLatencyPercentiles) {
   EngineServer server(model_);
   ASSERT_FALSE(server.url().empty()) << server.log();
-  CommandResult r = RunCommand("engine loadtest --url " + server.url() +
-                               " --clients 4 --requests 2 --max-tokens 16 --system-words 20 --json");
+  CommandResult r =
+      RunCommand("engine loadtest --url " + server.url() +
+                 " --clients 4 --requests 2 --max-tokens 16 --system-words 20 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto j = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.out;
