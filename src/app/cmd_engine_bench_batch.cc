@@ -28,7 +28,7 @@ namespace {
 constexpr char kBatchUsage[] =
     "usage: hotline engine bench -m MODEL.gguf --concurrency N1,N2,... [--threads T]\n"
     "         [--prompt-tokens P] [--gen-tokens G] [--prefix-tokens S] [--max-batch-size B]\n"
-    "         [--kernel K] [--json]\n"
+    "         [--prefix-repeats R] [--kernel K] [--json]\n"
     "  Decode: for each N, N sequences with distinct P-token prompts (default 32) are\n"
     "  submitted together to the batching scheduler and generate G tokens each (default 64,\n"
     "  end tokens ignored). Aggregate decode tokens/s = tokens generated after every sequence\n"
@@ -39,7 +39,9 @@ constexpr char kBatchUsage[] =
     "  printed beside tokens/s: steadier when other work shares the machine.\n"
     "  Prefix cache (S > 0, default 500): A = S-token system prompt + 8 own tokens, cold;\n"
     "  B = same system prompt + 8 other tokens while A is still generating (holding the\n"
-    "  blocks); C = the same after A ended. Prints each time to first token and the ratios.\n";
+    "  blocks); C = the same after A ended. Prints each time to first token and the ratios.\n"
+    "  --prefix-repeats R (default 1) measures A, B, C R times, each with a new system prompt,\n"
+    "  and reports the median of each (and of each ratio): steadier on a shared machine.\n";
 
 // CPU seconds used by this process (all threads): on a machine shared with other work, tokens per
 // CPU-second tracks what the kernels do far better than wall time.
@@ -179,8 +181,9 @@ struct PrefixPoint {
   int blocks_before = 0, blocks_with_b = 0;
 };
 
-Result<PrefixPoint> MeasurePrefix(engine::BatchScheduler& sched, int system_tokens, int n_vocab) {
-  std::mt19937 rng(4242);
+Result<PrefixPoint> MeasurePrefix(engine::BatchScheduler& sched, int system_tokens, int n_vocab,
+                                  uint32_t seed) {
+  std::mt19937 rng(seed);
   const std::vector<int32_t> system = RandomTokens(rng, system_tokens, n_vocab);
   auto with_suffix = [&](uint32_t seed) {
     std::mt19937 r(seed);
@@ -253,7 +256,8 @@ Result<PrefixPoint> MeasurePrefix(engine::BatchScheduler& sched, int system_toke
 int RunBatchBench(std::span<const std::string> argv) {
   auto args =
       Args::Parse(argv, {"-m", "--model", "--threads", "--prompt-tokens", "--gen-tokens",
-                         "--kernel", "--concurrency", "--prefix-tokens", "--max-batch-size"});
+                         "--kernel", "--concurrency", "--prefix-tokens", "--max-batch-size",
+                         "--prefix-repeats"});
   if (!args.ok()) return UsageError(args.status().message(), kBatchUsage);
   if (args->Has("--help") || args->Has("-h")) {
     std::cout << kBatchUsage;
@@ -266,11 +270,13 @@ int RunBatchBench(std::span<const std::string> argv) {
   auto gen_tokens = args->GetInt("--gen-tokens", 64, 2, 8192);
   auto prefix_tokens = args->GetInt("--prefix-tokens", 500, 0, 8192);
   auto max_batch = args->GetInt("--max-batch-size", 0, 0, 1024);
+  auto prefix_repeats = args->GetInt("--prefix-repeats", 1, 1, 100);
   const std::string kernel = args->GetOr("--kernel", "auto");
   const std::string conc = args->GetOr("--concurrency", "1,2,4,8,16,32");
   const bool json = args->Has("--json");
   if (Status s = args->Finish(); !s.ok()) return UsageError(s.message(), kBatchUsage);
-  for (const auto* r : {&threads, &prompt_tokens, &gen_tokens, &prefix_tokens, &max_batch}) {
+  for (const auto* r :
+       {&threads, &prompt_tokens, &gen_tokens, &prefix_tokens, &max_batch, &prefix_repeats}) {
     if (!r->ok()) return UsageError(r->status().message(), kBatchUsage);
   }
   auto levels = ParseList(conc);
@@ -351,10 +357,37 @@ int RunBatchBench(std::span<const std::string> argv) {
   }
 
   std::optional<PrefixPoint> prefix;
+  double ratio_busy = 0, ratio_idle = 0;
   if (*prefix_tokens > 0) {
-    auto p = MeasurePrefix(**sched, static_cast<int>(*prefix_tokens), n_vocab);
-    if (!p.ok()) return Fail(p.status());
-    prefix = *p;
+    // Each repeat uses its own system prompt (a repeat of the same one would start warm).
+    std::vector<PrefixPoint> runs;
+    std::vector<double> busy, idle;
+    for (long long i = 0; i < *prefix_repeats; ++i) {
+      auto p = MeasurePrefix(**sched, static_cast<int>(*prefix_tokens), n_vocab,
+                             4242u + static_cast<uint32_t>(i));
+      if (!p.ok()) return Fail(p.status());
+      runs.push_back(*p);
+      busy.push_back(p->cold_ttft_ms / p->shared_busy_ttft_ms);
+      idle.push_back(p->cold_ttft_ms / p->shared_idle_ttft_ms);
+    }
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      const size_t n = v.size();
+      return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    };
+    auto median_of = [&](double PrefixPoint::*field) {
+      std::vector<double> v;
+      for (const PrefixPoint& r : runs) v.push_back(r.*field);
+      return median(v);
+    };
+    prefix = runs.back();
+    prefix->cold_ttft_ms = median_of(&PrefixPoint::cold_ttft_ms);
+    prefix->shared_busy_ttft_ms = median_of(&PrefixPoint::shared_busy_ttft_ms);
+    prefix->shared_idle_ttft_ms = median_of(&PrefixPoint::shared_idle_ttft_ms);
+    prefix->shared_idle_queue_ms = median_of(&PrefixPoint::shared_idle_queue_ms);
+    prefix->shared_idle_prefill_ms = median_of(&PrefixPoint::shared_idle_prefill_ms);
+    ratio_busy = median(busy);
+    ratio_idle = median(idle);
   }
   const char* isa = engine::KernelIsaName(engine::ActiveKernelIsa());
   if (json) {
@@ -379,11 +412,11 @@ int RunBatchBench(std::span<const std::string> argv) {
           ", \"prefix\": {\"system_tokens\": %d, \"cold_first_token_ms\": %.2f, "
           "\"shared_busy_first_token_ms\": %.2f, \"shared_idle_first_token_ms\": %.2f, "
           "\"ratio_busy\": %.1f, \"ratio_idle\": %.1f, \"cached_tokens_busy\": %d, "
-          "\"cached_tokens_idle\": %d, \"kv_blocks_a\": %d, \"kv_blocks_a_and_b\": %d}",
+          "\"cached_tokens_idle\": %d, \"kv_blocks_a\": %d, \"kv_blocks_a_and_b\": %d, "
+          "\"repeats\": %lld}",
           prefix->system_tokens, prefix->cold_ttft_ms, prefix->shared_busy_ttft_ms,
-          prefix->shared_idle_ttft_ms, prefix->cold_ttft_ms / prefix->shared_busy_ttft_ms,
-          prefix->cold_ttft_ms / prefix->shared_idle_ttft_ms, prefix->cached_busy,
-          prefix->cached_idle, prefix->blocks_before, prefix->blocks_with_b);
+          prefix->shared_idle_ttft_ms, ratio_busy, ratio_idle, prefix->cached_busy,
+          prefix->cached_idle, prefix->blocks_before, prefix->blocks_with_b, *prefix_repeats);
     }
     std::printf("}\n");
   } else {
@@ -408,18 +441,20 @@ int RunBatchBench(std::span<const std::string> argv) {
         "(N-token pass: one sequence's N-token prompt in one forward pass, the same "
         "matrix products as N decode tokens: the kernels' ceiling for batch N)\n");
     if (prefix) {
-      std::printf("prefix cache, %d-token system prompt + 8 tokens:\n", prefix->system_tokens);
+      std::printf("prefix cache, %d-token system prompt + 8 tokens%s:\n", prefix->system_tokens,
+                  *prefix_repeats > 1 ? " (medians of the repeats; ratios: median of each "
+                                        "repeat's ratio)"
+                                      : "");
       std::printf("  cold first token        %9.2f ms\n", prefix->cold_ttft_ms);
       std::printf(
           "  shared, blocks held by a running sequence %9.2f ms (%.1fx lower, %d tokens "
           "reused)\n",
-          prefix->shared_busy_ttft_ms, prefix->cold_ttft_ms / prefix->shared_busy_ttft_ms,
-          prefix->cached_busy);
+          prefix->shared_busy_ttft_ms, ratio_busy, prefix->cached_busy);
       std::printf(
           "  shared, engine idle     %9.2f ms (%.1fx lower, %d tokens reused; queue %.2f ms, "
           "prefill %.2f ms)\n",
-          prefix->shared_idle_ttft_ms, prefix->cold_ttft_ms / prefix->shared_idle_ttft_ms,
-          prefix->cached_idle, prefix->shared_idle_queue_ms, prefix->shared_idle_prefill_ms);
+          prefix->shared_idle_ttft_ms, ratio_idle, prefix->cached_idle,
+          prefix->shared_idle_queue_ms, prefix->shared_idle_prefill_ms);
       std::printf(
           "  KV blocks in use: %d with the first sequence, %d with both (the prompt is %d "
           "blocks)\n",

@@ -9,11 +9,15 @@
 // position p sees n_ctx = p + 1 positions, so it never sees a later token of its own batch even
 // though their K/V are already stored.
 //
-// Work is split over (token, KV head) pairs on the ComputePool; the query heads that share a KV
-// head are processed together so each K/V row is converted from the cache type once.
+// Work is split over (query block, KV head) pairs on the ComputePool: a query block is up to 16
+// consecutive batch tokens of one sequence (one decode token, or part of a prompt chunk), and
+// the query heads that share a KV head are processed together, so each K/V row is converted from
+// the cache type once per block instead of once per token and head. Grouping never changes a
+// token's result (same chunks, same order of operations).
 //
 // Threads: call from the pool's owner thread; blocks until done. Allocates only thread-local
-// scratch when a larger head group or head dimension than before is seen.
+// scratch when a larger head group or head dimension than before is seen (and the block table
+// when the caller passes none).
 #pragma once
 
 #include <span>
@@ -34,6 +38,11 @@ struct AttentionArgs {
   std::span<const int> n_ctx;  // per query token: positions visible (>= 1, <= capacity)
   const float* q = nullptr;    // n_tokens x (n_head * head_dim)
   float* out = nullptr;        // n_tokens x (n_head * head_dim)
+  // Optional block tables resolved once per forward pass (KvCache::AppendBlockBases): the
+  // blocks of token i's sequence are block_bases[block_first[i] ...]. Left empty, Attention
+  // resolves them itself (one allocation per call).
+  std::span<const uint8_t* const> block_bases;
+  std::span<const int> block_first;  // per query token
 };
 
 void Attention(const AttentionArgs& args, ComputePool& pool);

@@ -107,6 +107,47 @@ TEST(Attention, EqualsNaiveSoftmaxReference) {
   }
 }
 
+TEST(Attention, PromptChunkEqualsEachTokenAloneBitForBit) {
+  // 40 consecutive positions of one sequence in one call (split into query blocks that share
+  // each converted K/V chunk), next to a token of another sequence: every output must be exactly
+  // what the token computes alone.
+  KvLayout layout{1, 2, 32, KvType::kF16};
+  auto kv = PerSequenceKvCache::Create(layout, 16, 256);
+  ASSERT_TRUE(kv.ok());
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  const int kv_dim = 64, q_dim = 4 * 32;
+  for (int s = 0; s < 2; ++s) {
+    ASSERT_TRUE((*kv)->EnsureCapacity(s, 100).ok());
+    for (int p = 0; p < 100; ++p) {
+      std::vector<float> k(kv_dim), v(kv_dim);
+      for (float& x : k) x = nd(rng);
+      for (float& x : v) x = nd(rng);
+      ASSERT_TRUE(QuantizeRow(GgmlType::F16, k.data(), (*kv)->KRow(0, s, p), kv_dim).ok());
+      ASSERT_TRUE(QuantizeRow(GgmlType::F16, v.data(), (*kv)->VRow(0, s, p), kv_dim).ok());
+    }
+  }
+  std::vector<int> seqs, n_ctx;
+  for (int p = 50; p < 90; ++p) {
+    seqs.push_back(0);
+    n_ctx.push_back(p + 1);
+  }
+  seqs.push_back(1);
+  n_ctx.push_back(77);
+  std::vector<float> q(seqs.size() * q_dim), out(q.size());
+  for (float& x : q) x = nd(rng);
+  ComputePool pool(2);
+  AttentionArgs a{kv->get(), 0, 4, 0.17f, seqs, n_ctx, q.data(), out.data(), {}, {}};
+  Attention(a, pool);
+  for (size_t t = 0; t < seqs.size(); ++t) {
+    std::vector<float> alone(q_dim);
+    AttentionArgs b{kv->get(), 0, 4, 0.17f, std::span<const int>(&seqs[t], 1),
+                    std::span<const int>(&n_ctx[t], 1), &q[t * q_dim], alone.data(), {}, {}};
+    Attention(b, pool);
+    for (int i = 0; i < q_dim; ++i) ASSERT_EQ(out[t * q_dim + size_t(i)], alone[size_t(i)]) << t;
+  }
+}
+
 TEST(Attention, LargeScoresDoNotOverflow) {
   // Scores of +-1000 would overflow exp() without the running maximum.
   KvLayout layout{1, 1, 32, KvType::kF32};
@@ -126,7 +167,7 @@ TEST(Attention, LargeScoresDoNotOverflow) {
   for (int i = 0; i < 32; ++i) q[size_t(i)] = i % 2 ? 1.f : -1.f;
   ComputePool pool(1);
   std::vector<int> seqs = {0}, n_ctx = {40};
-  AttentionArgs a{kv->get(), 0, 1, 1.0f, seqs, n_ctx, q.data(), out.data()};
+  AttentionArgs a{kv->get(), 0, 1, 1.0f, seqs, n_ctx, q.data(), out.data(), {}, {}};
   Attention(a, pool);
   for (float x : out) {
     ASSERT_TRUE(std::isfinite(x));

@@ -24,6 +24,10 @@ struct BatchScheduler::Seq {
   // Prompt followed by every generated token handed out; positions [0, n_computed) are in the
   // KV cache. The last generated token is computed by the next step (it gives the next logits).
   std::vector<int32_t> tokens;
+  // Chained prefix-cache hashes of the full blocks of `tokens` (PagedKvCache::BlockHashes),
+  // computed at Submit on the caller's thread and extended when generated tokens fill blocks,
+  // so admission never hashes a prompt twice.
+  std::vector<uint64_t> hashes;
   int n_computed = 0;
   int id = -1;  // KV cache sequence of the current admission
   int priority = 0;
@@ -221,6 +225,7 @@ Result<std::shared_ptr<RequestHandle>> BatchScheduler::Submit(BatchRequest reque
   seq->handle = std::make_shared<RequestHandle>();
   seq->handle->wake_ = wake_;
   seq->tokens = seq->req.prompt;
+  kv_->BlockHashes(seq->tokens, &seq->hashes);  // pure: safe beside the scheduler thread
   seq->priority = seq->req.priority;
   seq->submitted = Clock::now();
   if (seq->req.deadline_hint_ms >= 0) {
@@ -322,7 +327,8 @@ void BatchScheduler::Admit(Seq& s) {
   s.id = next_seq_id_++;
   const int max_attach = s.req.prefill_only ? static_cast<int>(s.tokens.size())
                                             : static_cast<int>(s.tokens.size()) - 1;
-  s.n_computed = kv_->AttachCachedPrefix(s.id, s.tokens, max_attach);
+  kv_->BlockHashes(s.tokens, &s.hashes);
+  s.n_computed = kv_->AttachCachedPrefix(s.id, s.tokens, s.hashes, max_attach);
   if (!s.ever_admitted) {
     s.ever_admitted = true;
     s.admitted_at = Clock::now();
@@ -346,7 +352,7 @@ bool BatchScheduler::WaitsForSharedPrefix(const Seq& w) const {
     while (lcp < n && w.tokens[lcp] == r.tokens[lcp]) ++lcp;
     const int shared = static_cast<int>(lcp) / bt * bt;
     if (shared == 0 || r.n_computed >= shared) continue;
-    if (cached < 0) cached = kv_->CachedPrefixTokens(w.tokens, static_cast<int>(limit));
+    if (cached < 0) cached = kv_->CachedPrefixTokens(w.tokens, w.hashes, static_cast<int>(limit));
     if (shared > cached) return true;
   }
   return false;
@@ -435,6 +441,7 @@ void BatchScheduler::Step(bool paused) {
   const int bt = config_.kv_block_tokens;
   for (size_t i = 0; !paused && i < waiting_.size();) {
     Seq& w = *waiting_[i];
+    kv_->BlockHashes(w.tokens, &w.hashes);  // no-op unless a preempted request grew since
     if (WaitsForSharedPrefix(w)) {
       ++i;  // admitted once the blocks it shares with a running prompt are computed
       continue;
@@ -450,7 +457,8 @@ void BatchScheduler::Step(bool paused) {
     if (!running_.empty()) {
       // Admit only what can start without at once preempting others: the uncached part of the
       // prompt, plus a block of growth for each running sequence.
-      const int cached = kv_->CachedPrefixTokens(w.tokens, static_cast<int>(w.tokens.size()) - 1);
+      const int cached =
+          kv_->CachedPrefixTokens(w.tokens, w.hashes, static_cast<int>(w.tokens.size()) - 1);
       const int need = (static_cast<int>(w.tokens.size()) + bt - 1) / bt - cached / bt;
       if (need > kv_->allocatable_blocks() - static_cast<int>(running_.size())) break;
     }
@@ -533,21 +541,32 @@ void BatchScheduler::Step(bool paused) {
     } else {
       for (Seq* s : batch_seqs_) {
         s->n_computed += s->chunk;
-        kv_->CommitTokens(s->id, std::span<const int32_t>(s->tokens.data(), size_t(s->n_computed)));
+        kv_->CommitTokens(s->id, std::span<const int32_t>(s->tokens.data(), size_t(s->n_computed)),
+                          s->hashes);
         if (s->req.prefill_only && s->n_computed == static_cast<int>(s->tokens.size())) {
           Finish(*s, FinishReason::kLength);
         }
       }
       const size_t n_vocab = size_t(forward_.n_vocab());
+      // Sampling reads a whole vocabulary row per sequence: spread the rows over the compute
+      // threads (each sequence has its own sampler) instead of leaving them idle meanwhile.
+      sampled_.resize(logit_seqs_.size());
+      engine_.compute_pool().ParallelFor(
+          static_cast<int64_t>(logit_seqs_.size()), 1, [&](int64_t b, int64_t e, int) {
+            for (int64_t i = b; i < e; ++i) {
+              Seq& s = *logit_seqs_[size_t(i)];
+              std::span<const float> row(logits_.data() + size_t(i) * n_vocab, n_vocab);
+              sampled_[size_t(i)] = s.sampler.Sample(row, s.tokens);
+            }
+          });
       const auto now = Clock::now();
       for (size_t i = 0; i < logit_seqs_.size(); ++i) {
         Seq& s = *logit_seqs_[i];
-        std::span<const float> row(logits_.data() + i * n_vocab, n_vocab);
         if (!s.prompt_done) {
           s.prompt_done = true;
           s.result.timings.prefill_ms = Ms(now - s.admitted_at);
         }
-        const int32_t tok = s.sampler.Sample(row, s.tokens);
+        const int32_t tok = sampled_[i];
         const auto& stops = engine_.stop_tokens();
         if (!s.req.ignore_stop_tokens &&
             std::find(stops.begin(), stops.end(), tok) != stops.end()) {

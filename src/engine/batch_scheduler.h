@@ -220,6 +220,7 @@ class BatchScheduler {
   std::vector<Seq*> batch_seqs_;  // per batch entry
   std::vector<Seq*> logit_seqs_;  // per logits row
   std::vector<float> logits_;
+  std::vector<int32_t> sampled_;  // per logits row
   struct Done {
     std::shared_ptr<RequestHandle> handle;
     std::function<void(const BatchResult&)> on_done;

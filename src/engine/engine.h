@@ -79,7 +79,9 @@ struct EngineConfig {
   void Visit(V& v) {
     v.Field("model_path", model_path, "GGUF model file");
     v.Field("threads", threads, "Compute threads");
-    v.Field("max_seq_len", max_seq_len, "Longest sequence in tokens (prompt + generated)");
+    v.Field("max_seq_len", max_seq_len,
+            "Longest sequence in tokens (prompt + generated); longer chats lose their oldest "
+            "turns whole, keeping the system prompt and the last user turn (min_reply_tokens)");
     v.Field("kv_type", kv_type, "KV cache type: f16, q8_0, f32");
     v.Field("kv_block_tokens", kv_block_tokens, "Tokens per KV cache block");
     v.Field("kv_cache_bytes", kv_cache_bytes,

@@ -106,6 +106,12 @@ const uint8_t* PerSequenceKvCache::Block(int layer, int seq, int block, int kv) 
   return s.blocks[static_cast<size_t>(block)].get() + (2 * layer + kv) * part;
 }
 
+void PerSequenceKvCache::AppendBlockBases(int seq, std::vector<const uint8_t*>* out) const {
+  auto it = seqs_.find(seq);
+  if (it == seqs_.end()) return;
+  for (const auto& b : it->second.blocks) out->push_back(b.get());
+}
+
 const uint8_t* PerSequenceKvCache::KBlock(int layer, int seq, int block) const {
   return Block(layer, seq, block, 0);
 }

@@ -66,6 +66,17 @@ class KvCache {
   virtual const uint8_t* KBlock(int layer, int seq, int block) const = 0;
   virtual const uint8_t* VBlock(int layer, int seq, int block) const = 0;
 
+  // Every implementation lays a block out as [layer][K rows | V rows]: the K rows of `layer`
+  // start PartOffset(layer, 0) bytes after the block's base, its V rows PartOffset(layer, 1).
+  // AppendBlockBases appends the base of each of `seq`'s blocks in block order (Capacity(seq) /
+  // block_tokens() pointers), so a forward pass resolves a sequence's block table once per
+  // step instead of once per block per layer. Valid until the next mutation. Allocates only when
+  // `out` grows.
+  virtual void AppendBlockBases(int seq, std::vector<const uint8_t*>* out) const = 0;
+  int64_t PartOffset(int layer, int kv) const {
+    return int64_t{2 * layer + kv} * layout().row_bytes() * block_tokens();
+  }
+
   // Writable row of one position. REQUIRES: pos < Capacity(seq).
   uint8_t* KRow(int layer, int seq, int pos) {
     return const_cast<uint8_t*>(KBlock(layer, seq, pos / block_tokens())) +
@@ -96,6 +107,7 @@ class PerSequenceKvCache final : public KvCache {
   int Capacity(int seq) const override;
   const uint8_t* KBlock(int layer, int seq, int block) const override;
   const uint8_t* VBlock(int layer, int seq, int block) const override;
+  void AppendBlockBases(int seq, std::vector<const uint8_t*>* out) const override;
   uint64_t bytes_in_use() const override { return bytes_in_use_; }
 
  private:

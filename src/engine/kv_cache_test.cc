@@ -32,6 +32,24 @@ TEST(KvCache, GrowsByBlocksAndFreesPerSequence) {
   c.RemoveSequence(12345);  // unknown: no-op
 }
 
+TEST(KvCache, BlockBasesAddressEveryBlockAndLayer) {
+  const KvLayout layout{3, 2, 8, KvType::kF16};
+  auto c = PerSequenceKvCache::Create(layout, 4, 64);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE((*c)->EnsureCapacity(7, 10).ok());  // 3 blocks
+  std::vector<const uint8_t*> bases;
+  (*c)->AppendBlockBases(7, &bases);
+  ASSERT_EQ(bases.size(), 3u);
+  for (int b = 0; b < 3; ++b) {
+    for (int l = 0; l < 3; ++l) {
+      EXPECT_EQ(bases[size_t(b)] + (*c)->PartOffset(l, 0), (*c)->KBlock(l, 7, b));
+      EXPECT_EQ(bases[size_t(b)] + (*c)->PartOffset(l, 1), (*c)->VBlock(l, 7, b));
+    }
+  }
+  (*c)->AppendBlockBases(8, &bases);
+  EXPECT_EQ(bases.size(), 3u);
+}
+
 TEST(KvCache, EnforcesLengthAndByteBudget) {
   KvLayout layout{1, 1, 32, KvType::kQ8_0};
   EXPECT_EQ(layout.row_bytes(), 34);

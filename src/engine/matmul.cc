@@ -313,6 +313,15 @@ float ExpShifted(float* s, int c, float m) {
   return TableFor(ActiveKernelIsa())->exp_shifted(s, c, m);
 }
 
+void SwiGlu(float* gate, const float* up, int64_t n) {
+  TableFor(ActiveKernelIsa())->swiglu(gate, up, n);
+}
+
+VectorKernels ActiveVectorKernels() {
+  const KernelTable* t = TableFor(ActiveKernelIsa());
+  return VectorKernels{t->half_to_float, t->dot_rows, t->weighted_row_sum, t->exp_shifted};
+}
+
 void AlignedBytesDeleter::operator()(uint8_t* p) const {
   ::operator delete[](p, std::align_val_t{64});
 }

@@ -96,6 +96,21 @@ void WeightedRowSum(const float* p, const float* v, int c, int n, float* acc);
 //                   (the softmax maximum); SIMD paths use a polynomial exp (~2 ulp).
 float ExpShifted(float* s, int c, float m);
 
+// gate[i] = silu(gate[i]) * up[i] (SwiGLU), silu(g) = g / (1 + exp(-g)); SIMD paths use the
+// same polynomial exp as ExpShifted. Thread-safe; no allocation.
+void SwiGlu(float* gate, const float* up, int64_t n);
+
+// The four functions above on one path, resolved once: attention calls them hundreds of
+// thousands of times per step and takes this table once per call instead of looking the
+// active path up on every call.
+struct VectorKernels {
+  void (*half_to_float)(const uint16_t* h, float* out, int64_t n);
+  void (*dot_rows)(const float* q, const float* k, int c, int n, float scale, float* s);
+  void (*weighted_row_sum)(const float* p, const float* v, int c, int n, float* acc);
+  float (*exp_shifted)(float* s, int c, float m);
+};
+VectorKernels ActiveVectorKernels();
+
 // ---- packed weights ----------------------------------------------------------------------------
 
 // Rows interleaved per packed group.

@@ -81,6 +81,7 @@ struct KernelTable {
   void (*dot_rows)(const float* q, const float* k, int c, int n, float scale, float* s) = nullptr;
   void (*weighted_row_sum)(const float* p, const float* v, int c, int n, float* acc) = nullptr;
   float (*exp_shifted)(float* s, int c, float m) = nullptr;
+  void (*swiglu)(float* gate, const float* up, int64_t n) = nullptr;
 };
 
 const KernelTable& ScalarKernels();

@@ -255,9 +255,17 @@ float ExpShifted(float* s, int c, float m) {
   return sum;
 }
 
+void SwiGlu(float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    gate[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
 KernelTable MakeTable() {
   KernelTable k;
   k.exp_shifted = ExpShifted;
+  k.swiglu = SwiGlu;
   k.half_to_float = HalfToFloat;
   k.dot_rows = DotRows;
   k.weighted_row_sum = WeightedRowSum;

@@ -159,7 +159,7 @@ TEST(MatMul, PackedWeightsMatchScalarOnRaggedShapes) {
                 rows / kPackRows * (288 / 32) * (t == GgmlType::Q4_0 ? 288 : 544));
       WeightMatrix view = m.view();
       view.packed = packed->get();
-      for (int n_tokens : {1, 2, 3, 4, 7, 70}) {
+      for (int n_tokens : {1, 2, 3, 4, 7, 12, 70}) {
         const std::vector<float> x = RandomActivations(n_tokens, m.cols, 11 + n_tokens);
         std::vector<float> want(static_cast<size_t>(n_tokens * rows));
         ComputePool one(1);
@@ -300,6 +300,31 @@ TEST(MatMul, AttentionVectorStepsAgreeAcrossPaths) {
       ref.half_to_float(h.data(), f_want.data(), n);
       HalfRowToFloat(h.data(), f_got.data(), n);
       EXPECT_EQ(f_got, f_want) << KernelIsaName(isa);
+    }
+  }
+  ASSERT_TRUE(SetKernelIsa(BestKernelIsa()).ok());
+}
+
+TEST(MatMul, SwiGluAgreesAcrossPaths) {
+  // Gates across the whole useful range, both signs, far tails (exp clamped or overflowing in a
+  // naive form), and lengths with and without a vector tail.
+  const matmul_internal::KernelTable& ref = matmul_internal::ScalarKernels();
+  for (KernelIsa isa : AvailableIsas()) {
+    ASSERT_TRUE(SetKernelIsa(isa).ok());
+    for (int n : {4864, 29, 3}) {
+      std::vector<float> gate = RandomActivations(1, n, 7), up = RandomActivations(1, n, 8);
+      for (int i = 0; i < n; ++i) gate[size_t(i)] *= 8.0f;
+      gate[0] = -120.0f;
+      gate[1] = 95.0f;
+      if (n > 2) gate[2] = 0.0f;
+      std::vector<float> want(gate), got(gate);
+      ref.swiglu(want.data(), up.data(), n);
+      SwiGlu(got.data(), up.data(), n);
+      for (int i = 0; i < n; ++i) {
+        ASSERT_TRUE(std::isfinite(got[size_t(i)])) << KernelIsaName(isa) << " i=" << i;
+        EXPECT_NEAR(got[size_t(i)], want[size_t(i)], 2e-6 * std::fabs(want[size_t(i)]) + 1e-30f)
+            << KernelIsaName(isa) << " n=" << n << " i=" << i << " gate " << gate[size_t(i)];
+      }
     }
   }
   ASSERT_TRUE(SetKernelIsa(BestKernelIsa()).ok());

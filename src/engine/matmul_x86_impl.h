@@ -432,12 +432,35 @@ float ExpShiftedX86(float* s, int c, float m) {
   return total;
 }
 
+// gate[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g)), 8 lanes. With e = exp(-|g|)
+// (the non-positive exponential above) silu is g / (1 + e) for g >= 0 and g e / (1 + e) for
+// g < 0, so exp never overflows.
+void SwiGluX86(float* gate, const float* up, int64_t n) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 one = _mm256_set1_ps(1.0f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 g = _mm256_loadu_ps(gate + i);
+    const __m256 e = ExpNonPositive(_mm256_or_ps(g, sign));  // exp(-|g|)
+    const __m256 neg = _mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_LT_OQ);
+    const __m256 num = _mm256_blendv_ps(g, _mm256_mul_ps(g, e), neg);
+    _mm256_storeu_ps(gate + i,
+                     _mm256_mul_ps(_mm256_div_ps(num, _mm256_add_ps(one, e)),
+                                   _mm256_loadu_ps(up + i)));
+  }
+  for (; i < n; ++i) {
+    const float g = gate[i];
+    gate[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
 KernelTable MakeX86Table() {
   KernelTable k = ScalarKernels();  // activation quantizers (and any type not overridden below)
   k.half_to_float = HalfRowToFloat;
   k.dot_rows = DotRowsX86;
   k.weighted_row_sum = WeightedRowSumX86;
   k.exp_shifted = ExpShiftedX86;
+  k.swiglu = SwiGluX86;
   k.tile[static_cast<int>(GgmlType::F32)] = FloatTile<FloatW::kF32>;
   k.tile[static_cast<int>(GgmlType::F16)] = FloatTile<FloatW::kF16>;
   k.tile[static_cast<int>(GgmlType::BF16)] = FloatTile<FloatW::kBF16>;

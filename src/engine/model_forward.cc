@@ -102,6 +102,7 @@ void ForwardPass::Resize(int n) {
   grow(rope_sin_, nt * hp.n_rot / 2);
   seqs_.resize(nt);
   n_ctx_.resize(nt);
+  block_first_.resize(nt);
 }
 
 Status ForwardPass::Run(std::span<const BatchToken> batch, KvCache& kv,
@@ -118,6 +119,30 @@ Status ForwardPass::Run(std::span<const BatchToken> batch, KvCache& kv,
   const int kv_dim = hp.n_head_kv * hd;
   const int half = hp.n_rot / 2;
   const GgmlType kv_type = KvGgmlType(kv.layout().type);
+  const int bt = kv.block_tokens();
+  const int64_t row_bytes = kv.layout().row_bytes();
+
+  // Each sequence's block table once per pass (Validate grew the cache already): attention and
+  // the K/V writes below then index plain arrays instead of asking the cache per block and layer.
+  block_bases_.clear();
+  seq_first_.clear();
+  for (int t = 0; t < n; ++t) {
+    const int seq = batch[size_t(t)].seq;
+    if (t > 0 && batch[size_t(t) - 1].seq == seq) {
+      block_first_[size_t(t)] = block_first_[size_t(t) - 1];
+      continue;
+    }
+    int first = -1;
+    for (const auto& [s, f] : seq_first_) {
+      if (s == seq) first = f;
+    }
+    if (first < 0) {
+      first = static_cast<int>(block_bases_.size());
+      seq_first_.emplace_back(seq, first);
+      kv.AppendBlockBases(seq, &block_bases_);
+    }
+    block_first_[size_t(t)] = first;
+  }
 
   for (int t = 0; t < n; ++t) {
     const BatchToken& b = batch[static_cast<size_t>(t)];
@@ -154,8 +179,14 @@ Status ForwardPass::Run(std::span<const BatchToken> batch, KvCache& kv,
       const float* s = &rope_sin_[size_t(t) * half];
       Rope(&q_[size_t(t) * q_dim], hp.n_head, hd, hp.n_rot, hp.rope_style, c, s);
       Rope(&k_[size_t(t) * kv_dim], hp.n_head_kv, hd, hp.n_rot, hp.rope_style, c, s);
-      RETURN_IF_ERROR(QuantizeRow(kv_type, &k_[size_t(t) * kv_dim], kv.KRow(l, b.seq, b.pos), kv_dim));
-      RETURN_IF_ERROR(QuantizeRow(kv_type, &v_[size_t(t) * kv_dim], kv.VRow(l, b.seq, b.pos), kv_dim));
+      // Writable: the cache hands out its blocks read-only, and this pass owns (seq, pos).
+      uint8_t* block = const_cast<uint8_t*>(
+          block_bases_[size_t(block_first_[size_t(t)] + b.pos / bt)]);
+      const int64_t row = (b.pos % bt) * row_bytes;
+      RETURN_IF_ERROR(QuantizeRow(kv_type, &k_[size_t(t) * kv_dim],
+                                  block + kv.PartOffset(l, 0) + row, kv_dim));
+      RETURN_IF_ERROR(QuantizeRow(kv_type, &v_[size_t(t) * kv_dim],
+                                  block + kv.PartOffset(l, 1) + row, kv_dim));
     }
     AttentionArgs args;
     args.kv = &kv;
@@ -166,6 +197,8 @@ Status ForwardPass::Run(std::span<const BatchToken> batch, KvCache& kv,
     args.n_ctx = std::span<const int>(n_ctx_.data(), size_t(n));
     args.q = q_.data();
     args.out = att_.data();
+    args.block_bases = block_bases_;
+    args.block_first = std::span<const int>(block_first_.data(), size_t(n));
     if (fused_attention_) {
       Attention(args, pool_);
     } else {
@@ -182,12 +215,9 @@ Status ForwardPass::Run(std::span<const BatchToken> batch, KvCache& kv,
       float* y[] = {gate_.data(), up_.data()};
       MatMulMany(w, xn_.data(), n, y, pool_);
     }
-    // SwiGLU: exp() over n x n_ff values is worth spreading over the threads during prefill.
+    // SwiGLU (vectorized exp on the SIMD paths), spread over the threads for batches.
     pool_.ParallelFor(int64_t{n} * hp.n_ff, 16384, [&](int64_t begin, int64_t end, int) {
-      for (int64_t i = begin; i < end; ++i) {
-        const float g = gate_[size_t(i)];
-        gate_[size_t(i)] = g / (1.0f + std::exp(-g)) * up_[size_t(i)];
-      }
+      SwiGlu(gate_.data() + begin, up_.data() + begin, end - begin);
     });
     MatMul(L.w_down, gate_.data(), n, tmp_.data(), pool_);
     for (size_t i = 0; i < size_t(n) * E; ++i) x_[i] += tmp_[i];

@@ -58,6 +58,11 @@ class ForwardPass {
   std::vector<float> x_, xn_, q_, k_, v_, att_, tmp_, gate_, up_, sel_;
   std::vector<float> rope_cos_, rope_sin_;
   std::vector<int> seqs_, n_ctx_;
+  // Block tables of the batch's sequences, resolved once per Run: token t's sequence's blocks
+  // are block_bases_[block_first_[t] ...].
+  std::vector<const uint8_t*> block_bases_;
+  std::vector<int> block_first_;
+  std::vector<std::pair<int, int>> seq_first_;  // (sequence, its first index in block_bases_)
 };
 
 }  // namespace hotline::engine

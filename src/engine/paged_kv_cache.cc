@@ -153,6 +153,12 @@ const uint8_t* PagedKvCache::BlockPtr(int layer, int seq, int block, int kv) con
   return pool_.get() + phys * block_bytes_ + uint64_t(2 * layer + kv) * part;
 }
 
+void PagedKvCache::AppendBlockBases(int seq, std::vector<const uint8_t*>* out) const {
+  auto it = seqs_.find(seq);
+  if (it == seqs_.end()) return;
+  for (int b : it->second.table) out->push_back(pool_.get() + uint64_t(b) * block_bytes_);
+}
+
 const uint8_t* PagedKvCache::KBlock(int layer, int seq, int block) const {
   return BlockPtr(layer, seq, block, 0);
 }
@@ -160,9 +166,9 @@ const uint8_t* PagedKvCache::VBlock(int layer, int seq, int block) const {
   return BlockPtr(layer, seq, block, 1);
 }
 
-int PagedKvCache::Lookup(uint64_t parent, std::span<const int32_t> tokens, uint64_t* hash) const {
-  *hash = ChainHash(parent, tokens);
-  auto it = by_hash_.find(*hash);
+int PagedKvCache::LookupHashed(uint64_t parent, uint64_t hash,
+                               std::span<const int32_t> tokens) const {
+  auto it = by_hash_.find(hash);
   if (it == by_hash_.end()) return -1;
   const Block& blk = blocks_[size_t(it->second)];
   if (blk.parent_hash != parent ||
@@ -170,6 +176,20 @@ int PagedKvCache::Lookup(uint64_t parent, std::span<const int32_t> tokens, uint6
     return -1;  // a collision: treat as a miss
   }
   return it->second;
+}
+
+int PagedKvCache::Lookup(uint64_t parent, std::span<const int32_t> tokens, uint64_t* hash) const {
+  *hash = ChainHash(parent, tokens);
+  return LookupHashed(parent, *hash, tokens);
+}
+
+void PagedKvCache::BlockHashes(std::span<const int32_t> tokens,
+                               std::vector<uint64_t>* hashes) const {
+  const size_t bt = size_t(block_tokens_);
+  for (size_t i = hashes->size(); (i + 1) * bt <= tokens.size(); ++i) {
+    const uint64_t parent = i == 0 ? kRootHash : (*hashes)[i - 1];
+    hashes->push_back(ChainHash(parent, tokens.subspan(i * bt, bt)));
+  }
 }
 
 int PagedKvCache::CachedPrefixTokens(std::span<const int32_t> tokens, int max_tokens) const {
@@ -186,7 +206,28 @@ int PagedKvCache::CachedPrefixTokens(std::span<const int32_t> tokens, int max_to
   return static_cast<int>(n);
 }
 
+int PagedKvCache::CachedPrefixTokens(std::span<const int32_t> tokens,
+                                     std::span<const uint64_t> hashes, int max_tokens) const {
+  const size_t limit = std::min(tokens.size(), static_cast<size_t>(std::max(max_tokens, 0)));
+  const size_t bt = size_t(block_tokens_);
+  uint64_t parent = kRootHash;
+  size_t n = 0;
+  for (size_t i = 0; i < hashes.size() && n + bt <= limit; ++i, n += bt) {
+    if (LookupHashed(parent, hashes[i], tokens.subspan(n, bt)) < 0) break;
+    parent = hashes[i];
+  }
+  return static_cast<int>(n);
+}
+
 int PagedKvCache::AttachCachedPrefix(int seq, std::span<const int32_t> tokens, int max_tokens) {
+  std::vector<uint64_t> hashes;
+  const size_t limit = std::min(tokens.size(), static_cast<size_t>(std::max(max_tokens, 0)));
+  BlockHashes(tokens.first(limit), &hashes);
+  return AttachCachedPrefix(seq, tokens, hashes, max_tokens);
+}
+
+int PagedKvCache::AttachCachedPrefix(int seq, std::span<const int32_t> tokens,
+                                     std::span<const uint64_t> hashes, int max_tokens) {
   auto existing = seqs_.find(seq);
   if (existing != seqs_.end() && !existing->second.table.empty()) return 0;
   const size_t limit = std::min({tokens.size(), static_cast<size_t>(std::max(max_tokens, 0)),
@@ -195,22 +236,22 @@ int PagedKvCache::AttachCachedPrefix(int seq, std::span<const int32_t> tokens, i
   uint64_t parent = kRootHash;
   size_t n = 0;
   Sequence* s = nullptr;
-  while (n + bt <= limit) {
-    uint64_t h;
-    const int b = Lookup(parent, tokens.subspan(n, bt), &h);
+  for (size_t i = 0; i < hashes.size() && n + bt <= limit; ++i) {
+    const int b = LookupHashed(parent, hashes[i], tokens.subspan(n, bt));
     if (b < 0) break;
     if (s == nullptr) s = &seqs_[seq];
     AddRef(b);
     s->table.push_back(b);
-    s->hashes.push_back(h);
-    parent = h;
+    s->hashes.push_back(hashes[i]);
+    parent = hashes[i];
     n += bt;
   }
   prefix_hit_tokens_ += n;
   return static_cast<int>(n);
 }
 
-void PagedKvCache::CommitTokens(int seq, std::span<const int32_t> tokens) {
+void PagedKvCache::CommitTokens(int seq, std::span<const int32_t> tokens,
+                                std::span<const uint64_t> known_hashes) {
   auto it = seqs_.find(seq);
   if (it == seqs_.end()) return;
   Sequence& s = it->second;
@@ -220,7 +261,8 @@ void PagedKvCache::CommitTokens(int seq, std::span<const int32_t> tokens) {
     const size_t i = s.hashes.size();
     const uint64_t parent = i == 0 ? kRootHash : s.hashes[i - 1];
     std::span<const int32_t> block_tokens = tokens.subspan(i * bt, bt);
-    const uint64_t h = ChainHash(parent, block_tokens);
+    const uint64_t h =
+        i < known_hashes.size() ? known_hashes[i] : ChainHash(parent, block_tokens);
     s.hashes.push_back(h);
     const int b = s.table[i];
     Block& blk = blocks_[size_t(b)];

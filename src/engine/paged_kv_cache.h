@@ -54,6 +54,7 @@ class PagedKvCache final : public KvCache {
   int Capacity(int seq) const override;
   const uint8_t* KBlock(int layer, int seq, int block) const override;
   const uint8_t* VBlock(int layer, int seq, int block) const override;
+  void AppendBlockBases(int seq, std::vector<const uint8_t*>* out) const override;
   // Bytes of the blocks referenced by at least one sequence.
   uint64_t bytes_in_use() const override { return uint64_t(blocks_in_use_) * block_bytes_; }
 
@@ -64,11 +65,23 @@ class PagedKvCache final : public KvCache {
   int AttachCachedPrefix(int seq, std::span<const int32_t> tokens, int max_tokens);
   // Tokens AttachCachedPrefix would reuse now, without changing anything.
   int CachedPrefixTokens(std::span<const int32_t> tokens, int max_tokens) const;
+  // The same with the chained hashes of tokens' full blocks computed beforehand by BlockHashes
+  // (hashes[i] covers blocks 0..i; fewer than the full blocks is fine: matching stops there), so
+  // a request is hashed once however often admission looks at it.
+  int AttachCachedPrefix(int seq, std::span<const int32_t> tokens,
+                         std::span<const uint64_t> hashes, int max_tokens);
+  int CachedPrefixTokens(std::span<const int32_t> tokens, std::span<const uint64_t> hashes,
+                         int max_tokens) const;
+  // Extends `hashes` to the chained hash of every full block of `tokens` (the entries already
+  // there must be those of the same tokens). Pure: touches no cache state, any thread.
+  void BlockHashes(std::span<const int32_t> tokens, std::vector<uint64_t>* hashes) const;
   // Records that positions [0, tokens.size()) of `seq` are computed and hold `tokens`; every
   // block completed since the last call enters the prefix cache. Cheap when called after each
-  // step (only new blocks are hashed). REQUIRES: tokens.size() <= Capacity(seq), and the tokens
-  // of earlier calls are a prefix of `tokens`.
-  void CommitTokens(int seq, std::span<const int32_t> tokens);
+  // step (only new blocks are hashed; `known_hashes`, from BlockHashes over a prefix of the
+  // same tokens, spares even that). REQUIRES: tokens.size() <= Capacity(seq), and the tokens of
+  // earlier calls are a prefix of `tokens`.
+  void CommitTokens(int seq, std::span<const int32_t> tokens,
+                    std::span<const uint64_t> known_hashes = {});
 
   // Pool blocks needed to grow `seq` to n_tokens (0 when it already has them).
   int BlocksNeeded(int seq, int n_tokens) const;
@@ -101,6 +114,8 @@ class PagedKvCache final : public KvCache {
   };
   // Finds the cached block holding `tokens` after a block with hash `parent`; -1 if none.
   int Lookup(uint64_t parent, std::span<const int32_t> tokens, uint64_t* hash) const;
+  // The same for a block whose chained hash is known.
+  int LookupHashed(uint64_t parent, uint64_t hash, std::span<const int32_t> tokens) const;
   // Takes a block for writing (free list first, then LRU); REQUIRES allocatable_blocks() > 0.
   int Allocate();
   void AddRef(int b);

@@ -79,6 +79,49 @@ TEST(PagedKvCache, SharesCachedPrefixBlocksWithoutCopying) {
   EXPECT_EQ(c->AttachCachedPrefix(0, prompt, 9), 0);
 }
 
+TEST(PagedKvCache, PrecomputedHashesMatchAndBlockBasesAddressTheBlocks) {
+  auto c = Make(16);
+  ASSERT_TRUE(c);
+  const std::vector<int32_t> prompt = Iota(13);  // 3 full blocks + 1
+  Fill(*c, 0, prompt);
+  std::vector<uint64_t> hashes;
+  c->BlockHashes(prompt, &hashes);
+  ASSERT_EQ(hashes.size(), 3u);
+  // Extending is incremental and agrees with hashing from scratch.
+  std::vector<uint64_t> partial;
+  c->BlockHashes(std::span<const int32_t>(prompt).first(5), &partial);
+  ASSERT_EQ(partial.size(), 1u);
+  c->BlockHashes(prompt, &partial);
+  EXPECT_EQ(partial, hashes);
+  EXPECT_EQ(c->CachedPrefixTokens(prompt, hashes, 12), c->CachedPrefixTokens(prompt, 12));
+  EXPECT_EQ(c->CachedPrefixTokens(prompt, hashes, 12), 12);
+  // Fewer hashes than blocks: matching stops where they end.
+  EXPECT_EQ(c->CachedPrefixTokens(prompt, std::span<const uint64_t>(hashes).first(1), 12), 4);
+  // A different token in block 1 under block 1's hash of the original is a miss, not a share.
+  std::vector<int32_t> changed = prompt;
+  changed[5] = 77;
+  EXPECT_EQ(c->CachedPrefixTokens(changed, hashes, 12), 4);
+  EXPECT_EQ(c->AttachCachedPrefix(1, prompt, hashes, 12), 12);
+  EXPECT_EQ(c->Capacity(1), 12);
+
+  std::vector<const uint8_t*> bases;
+  c->AppendBlockBases(1, &bases);
+  ASSERT_EQ(bases.size(), 3u);
+  for (int b = 0; b < 3; ++b) {
+    for (int layer = 0; layer < kLayout.n_layer; ++layer) {
+      EXPECT_EQ(bases[size_t(b)] + c->PartOffset(layer, 0), c->KBlock(layer, 1, b));
+      EXPECT_EQ(bases[size_t(b)] + c->PartOffset(layer, 1), c->VBlock(layer, 1, b));
+    }
+  }
+  // Shared blocks: the same bases as the sequence that computed them.
+  std::vector<const uint8_t*> bases0;
+  c->AppendBlockBases(0, &bases0);
+  ASSERT_EQ(bases0.size(), 4u);
+  EXPECT_TRUE(std::equal(bases.begin(), bases.end(), bases0.begin()));
+  c->AppendBlockBases(42, &bases);  // unknown sequence: nothing appended
+  EXPECT_EQ(bases.size(), 3u);
+}
+
 TEST(PagedKvCache, ReferenceCountsKeepSharedBlocksAlive) {
   auto c = Make(8);
   ASSERT_TRUE(c);

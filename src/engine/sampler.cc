@@ -32,6 +32,22 @@ Sampler::Sampler(const SamplingConfig& config) : config_(config), rng_(config.se
 
 int32_t Sampler::Sample(std::span<const float> logits, std::span<const int32_t> recent) {
   const size_t n = logits.size();
+  if (config_.temperature <= 0.0f &&
+      (config_.repetition_penalty == 1.0f || config_.repeat_last_n <= 0)) {
+    // Greedy without a penalty reads the logits in place: the first maximum, non-finite values
+    // as -infinity (so all-non-finite gives token 0, as the general path does). Copying a
+    // 150k-entry row per token cost as much as the argmax itself.
+    const float* x = logits.data();
+    float best = -std::numeric_limits<float>::infinity();
+    size_t arg = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (x[i] > best && x[i] <= std::numeric_limits<float>::max()) {
+        best = x[i];
+        arg = i;
+      }
+    }
+    return static_cast<int32_t>(arg);
+  }
   work_.assign(logits.begin(), logits.end());
   for (float& x : work_) {
     if (!std::isfinite(x)) x = -std::numeric_limits<float>::infinity();

@@ -18,6 +18,30 @@ TEST(Sampler, GreedyPicksArgmaxAndIgnoresNaN) {
   EXPECT_EQ(s.Sample(l, {}), 1);
 }
 
+TEST(Sampler, GreedyFastPathMatchesThePenalizedPathsRules) {
+  // Greedy without a penalty reads the logits in place; with a penalty (and an empty window, so
+  // nothing is penalized) it takes the general path. Both give the first maximum and treat
+  // +inf, -inf and NaN as -inf.
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  SamplingConfig fast;
+  fast.temperature = 0;
+  SamplingConfig general = fast;
+  general.repetition_penalty = 1.5f;
+  for (const std::vector<float>& l : std::vector<std::vector<float>>{
+           {-1.f, inf, 2.f, nan, 2.f, -inf},  // +inf ignored; first of the two 2s
+           {-3.f, nan, nan},                  // only token 0 is finite
+           {nan, -inf, inf},                  // nothing finite: token 0
+       }) {
+    Sampler a(fast), b(general);
+    EXPECT_EQ(a.Sample(l, {}), b.Sample(l, {})) << l.size();
+  }
+  Sampler a(fast);
+  EXPECT_EQ(a.Sample(std::vector<float>{-1.f, inf, 2.f, nan, 2.f, -inf}, {}), 2);
+  EXPECT_EQ(a.Sample(std::vector<float>{-3.f, nan, nan}, {}), 0);
+  EXPECT_EQ(a.Sample(std::vector<float>{nan, -inf, inf}, {}), 0);
+}
+
 TEST(Sampler, RepetitionPenaltyDemotesRecentTokens) {
   SamplingConfig c;
   c.repetition_penalty = 2.0f;

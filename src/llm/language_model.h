@@ -54,6 +54,11 @@ struct GenerateRequest {
   int priority = 0;
   MonoTime deadline{};
   const CancelToken* cancel = nullptr;  // owned by the caller; may be raised from any thread
+  // A raw completion prompt instead of `messages` (no chat template; OpenAI /v1/completions).
+  // Only the engine backend takes one; it is never cut to fit the context (an over-long one is
+  // an OutOfRange "context_length_exceeded" error), while over-long `messages` lose their oldest
+  // turns first (see engine/context_fit.h).
+  std::string prompt;
 };
 
 enum class FinishReason { kStop, kLength, kCallback, kCancelled, kContextFull };

@@ -17,6 +17,10 @@ Status LlmEngineConfig::Validate() const {
     return InvalidArgumentError("max_queue must be in [1, 100000], got " +
                                 std::to_string(max_queue));
   }
+  if (min_reply_tokens < 1 || min_reply_tokens > 65536) {
+    return InvalidArgumentError("min_reply_tokens must be in [1, 65536], got " +
+                                std::to_string(min_reply_tokens));
+  }
   return Status::Ok();
 }
 

@@ -33,6 +33,12 @@ struct LlmEngineConfig {
   // Requests waiting for the engine at most; more fail at once with ResourceExhausted. A full
   // queue means callers would wait seconds anyway: failing fast lets the answerer fall back.
   int max_queue = 64;
+  // Truncation policy when a conversation does not fit max_seq_len: the oldest turns are
+  // dropped whole (the system prompt and the last user turn are kept) until the prompt leaves
+  // room for the whole answer (max_tokens); if even system prompt + last turn leave fewer than
+  // min(max_tokens, min_reply_tokens) answer tokens, the request fails with
+  // context_length_exceeded. Lower lets a longer question through with a shorter answer.
+  int min_reply_tokens = 32;
 
   template <class V>
   void Visit(V& v) {
@@ -41,6 +47,10 @@ struct LlmEngineConfig {
     v.Field("prefix_cache_sequences", prefix_cache_sequences,
             "Unused (prefix reuse is block-level, bounded by kv_cache_bytes)");
     v.Field("max_queue", max_queue, "Requests waiting for the engine at most");
+    v.Field("min_reply_tokens", min_reply_tokens,
+            "Answer tokens that must fit after the system prompt and the last user turn; "
+            "over max_seq_len the oldest turns are dropped whole first, then "
+            "context_length_exceeded");
   }
   Status Validate() const;
 };

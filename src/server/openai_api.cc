@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "common/log.h"
 #include "common/metrics.h"
+#include "engine/context_fit.h"
 
 namespace hotline::server {
 namespace {
@@ -20,19 +22,24 @@ constexpr size_t kMaxStopBytes = 256;
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-std::string ErrorBody(std::string_view message, std::string_view type, std::string_view param) {
-  json e = {{"message", std::string(message)}, {"type", std::string(type)}, {"code", nullptr}};
+std::string ErrorBody(std::string_view message, std::string_view type, std::string_view param,
+                      std::string_view code = "") {
+  json e = {{"message", std::string(message)}, {"type", std::string(type)}};
   e["param"] = param.empty() ? json(nullptr) : json(std::string(param));
+  e["code"] = code.empty() ? json(nullptr) : json(std::string(code));
   return Dump(json{{"error", e}});
 }
 
 Response ErrorResponse(int status, std::string_view message, std::string_view type,
-                       std::string_view param = "") {
-  return Response::Json(status, ErrorBody(message, type, param));
+                       std::string_view param = "", std::string_view code = "") {
+  return Response::Json(status, ErrorBody(message, type, param, code));
 }
+
+constexpr std::string_view kContextCode = "context_length_exceeded";
 
 // HTTP status and OpenAI error type for a backend failure.
 std::pair<int, const char*> StatusFor(const Status& s) {
+  if (engine::IsContextLengthExceeded(s)) return {400, "invalid_request_error"};
   switch (s.code()) {
     case StatusCode::kInvalidArgument: return {400, "invalid_request_error"};
     case StatusCode::kResourceExhausted: return {503, "server_overloaded"};
@@ -50,11 +57,12 @@ const char* FinishName(llm::FinishReason r) {
   }
 }
 
-std::string NewCompletionId() {
+std::string NewCompletionId(bool chat) {
   static std::atomic<uint64_t> counter{0};
   thread_local std::mt19937_64 rng(std::random_device{}());
   char buf[40];
-  snprintf(buf, sizeof(buf), "chatcmpl-%016llx%04llx", static_cast<unsigned long long>(rng()),
+  snprintf(buf, sizeof(buf), "%s-%016llx%04llx", chat ? "chatcmpl" : "cmpl",
+           static_cast<unsigned long long>(rng()),
            static_cast<unsigned long long>(counter.fetch_add(1) & 0xffff));
   return buf;
 }
@@ -174,6 +182,68 @@ bool ParseContent(const json& content, size_t index, std::string& out, ChatReque
   return false;
 }
 
+// Fields /v1/chat/completions and /v1/completions share: streaming, answer length, sampling,
+// stop strings.
+bool ParseCommonFields(Fields& f, const OpenAiApiConfig& config, ChatCompletionRequest& out,
+                       ChatRequestError& error) {
+  llm::GenerateRequest& g = out.generate;
+  if (!f.Bool("stream", out.stream)) return false;
+  if (const json* so = f.Find("stream_options")) {
+    if (!so->is_object()) return f.Fail("stream_options must be an object", "stream_options");
+    if (!out.stream) {
+      return f.Fail("stream_options is only allowed with stream: true", "stream_options");
+    }
+    Fields sf(*so, error);
+    if (!sf.Bool("include_usage", out.include_usage)) return false;
+  }
+
+  int64_t max_tokens = config.default_max_tokens;
+  bool present = false;
+  if (!f.Integer("max_tokens", 1, config.max_tokens_limit, max_tokens, present)) return false;
+  if (!present &&
+      !f.Integer("max_completion_tokens", 1, config.max_tokens_limit, max_tokens, present)) {
+    return false;
+  }
+  g.max_tokens = static_cast<int>(max_tokens);
+
+  if (!f.Number("temperature", 0.0, 2.0, false, g.temperature)) return false;
+  if (!f.Number("top_p", 0.0, 1.0, true, g.top_p)) return false;
+  int64_t top_k = 0;
+  if (!f.Integer("top_k", 0, 1 << 20, top_k, present)) return false;
+  g.top_k = static_cast<int>(top_k);
+  if (!f.Number("repetition_penalty", 0.0, 10.0, true, g.repetition_penalty)) return false;
+  int64_t seed = 0;
+  if (!f.Integer("seed", INT64_MIN, INT64_MAX, seed, present)) return false;
+  g.seed = static_cast<uint64_t>(seed);
+  int64_t n = 1;
+  if (!f.Integer("n", 1, 1, n, present)) return false;
+
+  if (const json* stop = f.Find("stop")) {
+    std::vector<std::string> stops;
+    if (stop->is_string()) {
+      stops.push_back(stop->get<std::string>());
+    } else if (stop->is_array()) {
+      if (stop->size() > kMaxStops) {
+        return f.Fail("stop may hold at most " + std::to_string(kMaxStops) + " strings", "stop");
+      }
+      for (const json& s : *stop) {
+        if (!s.is_string()) return f.Fail("stop must be a string or an array of strings", "stop");
+        stops.push_back(s.get<std::string>());
+      }
+    } else {
+      return f.Fail("stop must be a string or an array of strings", "stop");
+    }
+    for (const std::string& s : stops) {
+      if (s.empty() || s.size() > kMaxStopBytes) {
+        return f.Fail("each stop string must be 1-" + std::to_string(kMaxStopBytes) + " bytes",
+                      "stop");
+      }
+    }
+    g.stop = std::move(stops);
+  }
+  return true;
+}
+
 }  // namespace
 
 bool ParseChatCompletionRequest(std::string_view body, const OpenAiApiConfig& config,
@@ -229,59 +299,46 @@ bool ParseChatCompletionRequest(std::string_view body, const OpenAiApiConfig& co
     g.messages.push_back(std::move(msg));
   }
 
-  if (!f.Bool("stream", out.stream)) return false;
-  if (const json* so = f.Find("stream_options")) {
-    if (!so->is_object()) return f.Fail("stream_options must be an object", "stream_options");
-    if (!out.stream) return f.Fail("stream_options is only allowed with stream: true", "stream_options");
-    Fields sf(*so, error);
-    if (!sf.Bool("include_usage", out.include_usage)) return false;
-  }
+  return ParseCommonFields(f, config, out, error);
+}
 
-  int64_t max_tokens = config.default_max_tokens;
-  bool present = false;
-  if (!f.Integer("max_tokens", 1, config.max_tokens_limit, max_tokens, present)) return false;
-  if (!present &&
-      !f.Integer("max_completion_tokens", 1, config.max_tokens_limit, max_tokens, present)) {
+bool ParseCompletionRequest(std::string_view body, const OpenAiApiConfig& config,
+                            ChatCompletionRequest& out, ChatRequestError& error) {
+  out = ChatCompletionRequest();
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    error = {"the request body is not valid JSON", ""};
     return false;
   }
-  g.max_tokens = static_cast<int>(max_tokens);
-
-  if (!f.Number("temperature", 0.0, 2.0, false, g.temperature)) return false;
-  if (!f.Number("top_p", 0.0, 1.0, true, g.top_p)) return false;
-  int64_t top_k = 0;
-  if (!f.Integer("top_k", 0, 1 << 20, top_k, present)) return false;
-  g.top_k = static_cast<int>(top_k);
-  if (!f.Number("repetition_penalty", 0.0, 10.0, true, g.repetition_penalty)) return false;
-  int64_t seed = 0;
-  if (!f.Integer("seed", INT64_MIN, INT64_MAX, seed, present)) return false;
-  g.seed = static_cast<uint64_t>(seed);
-  int64_t n = 1;
-  if (!f.Integer("n", 1, 1, n, present)) return false;
-
-  if (const json* stop = f.Find("stop")) {
-    std::vector<std::string> stops;
-    if (stop->is_string()) {
-      stops.push_back(stop->get<std::string>());
-    } else if (stop->is_array()) {
-      if (stop->size() > kMaxStops) {
-        return f.Fail("stop may hold at most " + std::to_string(kMaxStops) + " strings", "stop");
-      }
-      for (const json& s : *stop) {
-        if (!s.is_string()) return f.Fail("stop must be a string or an array of strings", "stop");
-        stops.push_back(s.get<std::string>());
-      }
-    } else {
-      return f.Fail("stop must be a string or an array of strings", "stop");
-    }
-    for (const std::string& s : stops) {
-      if (s.empty() || s.size() > kMaxStopBytes) {
-        return f.Fail("each stop string must be 1-" + std::to_string(kMaxStopBytes) + " bytes",
-                      "stop");
-      }
-    }
-    g.stop = std::move(stops);
+  if (!j.is_object()) {
+    error = {"the request body must be a JSON object", ""};
+    return false;
   }
-  return true;
+  Fields f(j, error);
+  const json* model = f.Find("model");
+  if (model) {
+    if (!model->is_string()) return f.Fail("model must be a string", "model");
+    out.model = model->get<std::string>();
+  }
+  const json* prompt = f.Find("prompt");
+  if (!prompt) return f.Fail("prompt is required", "prompt");
+  if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) {
+    out.generate.prompt = (*prompt)[0].get<std::string>();
+  } else if (prompt->is_string()) {
+    out.generate.prompt = prompt->get<std::string>();
+  } else {
+    return f.Fail("prompt must be a string (or an array of one string)", "prompt");
+  }
+  if (out.generate.prompt.empty()) return f.Fail("prompt must not be empty", "prompt");
+  bool echo = false;
+  if (!f.Bool("echo", echo)) return false;
+  if (echo) return f.Fail("echo is not supported", "echo");
+  if (f.Find("logprobs")) return f.Fail("logprobs is not supported", "logprobs");
+  if (f.Find("suffix")) return f.Fail("suffix is not supported", "suffix");
+  int64_t best_of = 1;
+  bool present = false;
+  if (!f.Integer("best_of", 1, 1, best_of, present)) return false;
+  return ParseCommonFields(f, config, out, error);
 }
 
 namespace {
@@ -302,17 +359,20 @@ class ChatApi {
     return Response::Json(200, Dump(json{{"object", "list"}, {"data", data}}));
   }
 
-  // Both stream and non-stream requests come here: the stream flag is in the body.
-  void Completions(const Request& request, ResponseStream& out) {
+  // Both stream and non-stream requests come here: the stream flag is in the body. `chat`:
+  // /v1/chat/completions (messages), else /v1/completions (a raw prompt).
+  void Completions(const Request& request, ResponseStream& out, bool chat) {
     metrics_.requests.Increment();
     ChatCompletionRequest req;
     ChatRequestError error;
-    if (!ParseChatCompletionRequest(request.body, config_, req, error)) {
+    const bool parsed = chat ? ParseChatCompletionRequest(request.body, config_, req, error)
+                             : ParseCompletionRequest(request.body, config_, req, error);
+    if (!parsed) {
       metrics_.bad_requests.Increment();
       return Send(out, ErrorResponse(400, error.message, "invalid_request_error", error.param));
     }
     req.generate.cancel = &out.cancel();
-    if (req.stream) return Stream(req, out);
+    if (req.stream) return Stream(req, out, chat);
 
     std::string text;
     auto t0 = std::chrono::steady_clock::now();
@@ -325,17 +385,21 @@ class ChatApi {
       metrics_.cancelled.Increment();
       return;  // nobody to answer
     }
-    if (!stats.ok()) return Send(out, BackendError(stats.status()));
+    if (!stats.ok()) return Send(out, BackendError(stats.status(), chat ? "messages" : "prompt"));
     metrics_.tokens_generated.Increment(static_cast<uint64_t>(stats->generated_tokens));
+    json choice = {{"index", 0}, {"finish_reason", FinishName(stats->finish)}};
+    if (chat) {
+      choice["message"] = {{"role", "assistant"}, {"content", text}};
+    } else {
+      choice["text"] = text;
+      choice["logprobs"] = nullptr;
+    }
     json body = {
-        {"id", NewCompletionId()},
-        {"object", "chat.completion"},
+        {"id", NewCompletionId(chat)},
+        {"object", chat ? "chat.completion" : "text_completion"},
         {"created", UnixSeconds()},
         {"model", model_id_},
-        {"choices",
-         json::array({{{"index", 0},
-                       {"message", {{"role", "assistant"}, {"content", text}}},
-                       {"finish_reason", FinishName(stats->finish)}}})},
+        {"choices", json::array({choice})},
         {"usage", Usage(*stats)},
     };
     Send(out, Response::Json(200, Dump(body)));
@@ -353,9 +417,16 @@ class ChatApi {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
 
-  Response BackendError(const Status& s) {
-    metrics_.failed.Increment();
+  // `input`: the request's input field ("messages" or "prompt"), named by a context error.
+  Response BackendError(const Status& s, std::string_view input) {
     auto [status, type] = StatusFor(s);
+    if (engine::IsContextLengthExceeded(s)) {  // the client's prompt, not a failure here
+      metrics_.bad_requests.Increment();
+      std::string_view message = s.message();
+      message.remove_prefix(std::min(message.size(), kContextCode.size() + 2));  // "...: "
+      return ErrorResponse(status, message, type, input, kContextCode);
+    }
+    metrics_.failed.Increment();
     HLOG_WARN("openai api: generation failed: {}", s.ToString());
     return ErrorResponse(status, s.message(), type);
   }
@@ -366,25 +437,34 @@ class ChatApi {
     out.End();
   }
 
-  void Stream(ChatCompletionRequest& req, ResponseStream& out) {
-    const std::string id = NewCompletionId();
+  void Stream(ChatCompletionRequest& req, ResponseStream& out, bool chat) {
+    const std::string id = NewCompletionId(chat);
     const int64_t created = UnixSeconds();
     json chunk = {{"id", id},
-                  {"object", "chat.completion.chunk"},
+                  {"object", chat ? "chat.completion.chunk" : "text_completion"},
                   {"created", created},
                   {"model", model_id_},
                   {"choices", json::array()}};
+    // `delta` is the chat delta object; a completion chunk carries its content as "text".
     auto event = [&](const json& delta, const json& finish) {
-      chunk["choices"] = json::array({{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}});
+      json choice = {{"index", 0}, {"finish_reason", finish}};
+      if (chat) {
+        choice["delta"] = delta;
+      } else {
+        choice["text"] = delta.value("content", "");
+        choice["logprobs"] = nullptr;
+      }
+      chunk["choices"] = json::array({choice});
       return "data: " + Dump(chunk) + "\n\n";
     };
     bool began = false;
     bool client_gone = false;
     auto begin = [&] {
       began = true;
+      // A chat stream opens with the assistant's role; a completion stream with its first text.
       if (!out.Begin(200, "text/event-stream",
                      {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}}) ||
-          !out.Write(event({{"role", "assistant"}, {"content", ""}}, nullptr))) {
+          (chat && !out.Write(event({{"role", "assistant"}, {"content", ""}}, nullptr)))) {
         client_gone = true;
       }
     };
@@ -405,7 +485,7 @@ class ChatApi {
       return;
     }
     if (!stats.ok()) {
-      if (!began) return Send(out, BackendError(stats.status()));
+      if (!began) return Send(out, BackendError(stats.status(), chat ? "messages" : "prompt"));
       auto [status, type] = StatusFor(stats.status());
       (void)status;
       metrics_.failed.Increment();
@@ -441,9 +521,13 @@ Status InstallOpenAiApi(HttpServer& server, std::shared_ptr<llm::LanguageModel> 
   RETURN_IF_ERROR(server.Handle("GET", "/v1/models", [api](const Request&, const CancelToken&) {
     return api->Models();
   }));
-  return server.HandleStream("POST", "/v1/chat/completions",
+  RETURN_IF_ERROR(server.HandleStream("POST", "/v1/chat/completions",
+                                      [api](const Request& r, ResponseStream& out) {
+                                        api->Completions(r, out, /*chat=*/true);
+                                      }));
+  return server.HandleStream("POST", "/v1/completions",
                              [api](const Request& r, ResponseStream& out) {
-                               api->Completions(r, out);
+                               api->Completions(r, out, /*chat=*/false);
                              });
 }
 

@@ -5,8 +5,13 @@
 //                                "top_p", "stop": "s"|["s",...], "seed", ...}
 //        stream false -> one chat.completion JSON object
 //        stream true  -> Server-Sent Events: "data: {chat.completion.chunk}\n\n" ... "data: [DONE]\n\n"
+//   POST /v1/completions        {"prompt":"...", same fields}: a raw prompt, no chat template;
+//        stream false -> one text_completion object, true -> text_completion chunks + [DONE]
 //   GET  /v1/models             {"object":"list","data":[{"id":<model id>,"object":"model",...}]}
 //
+// Context window (engine backend): over-long messages lose their oldest turns whole (system
+// prompt and last user turn kept, engine/context_fit.h); when even those do not fit, or a raw
+// prompt is too long (never cut), the answer is 400 with "code":"context_length_exceeded".
 // Every field is validated; a bad request gets 400 with an OpenAI-style body
 // {"error":{"message","type":"invalid_request_error","param","code"}}. A backend error before any
 // text is an HTTP error (503 overloaded/unavailable, 504 timeout, 500 otherwise); after text has
@@ -46,8 +51,13 @@ struct ChatRequestError {
 bool ParseChatCompletionRequest(std::string_view body, const OpenAiApiConfig& config,
                                 ChatCompletionRequest& out, ChatRequestError& error);
 
-// Registers /v1/chat/completions and /v1/models on `server` (before Start()). `model` is shared
-// with the caller and must stay usable until the server has stopped.
+// Parses and validates a /v1/completions body: "prompt" (a string, or an array of one string)
+// instead of messages, the same other fields; echo, logprobs, suffix and best_of > 1 are refused.
+bool ParseCompletionRequest(std::string_view body, const OpenAiApiConfig& config,
+                            ChatCompletionRequest& out, ChatRequestError& error);
+
+// Registers /v1/chat/completions, /v1/completions and /v1/models on `server` (before Start()).
+// `model` is shared with the caller and must stay usable until the server has stopped.
 Status InstallOpenAiApi(HttpServer& server, std::shared_ptr<llm::LanguageModel> model,
                         const OpenAiApiConfig& config);
 

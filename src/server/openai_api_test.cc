@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/context_fit.h"
 #include "llm/llm_config.h"
 #include "net/http_client.h"
 #include "net/sse_parser.h"
@@ -97,13 +98,15 @@ class OpenAiApiTest : public ::testing::Test {
     ASSERT_TRUE(server_->Start().ok());
   }
 
-  Result<net::HttpResponse> Post(const std::string& body) {
+  Result<net::HttpResponse> Post(const std::string& body,
+                                 const std::string& path = "/v1/chat/completions") {
     return net::HttpClient().Send(
-        net::HttpRequest::Post(server_->Url("/v1/chat/completions"), body, "application/json"));
+        net::HttpRequest::Post(server_->Url(path), body, "application/json"));
   }
 
   // Streams a completion and returns its SSE data payloads in order.
-  std::vector<std::string> StreamEvents(const std::string& body, int* status = nullptr) {
+  std::vector<std::string> StreamEvents(const std::string& body, int* status = nullptr,
+                                        const std::string& path = "/v1/chat/completions") {
     std::vector<std::string> events;
     net::SseParser parser([&](const net::SseEvent& e) {
       events.push_back(e.data);
@@ -119,8 +122,7 @@ class OpenAiApiTest : public ::testing::Test {
     };
     cb.on_body = [&](std::string_view b) { return parser.Feed(b); };
     Status s = net::HttpClient().Stream(
-        net::HttpRequest::Post(server_->Url("/v1/chat/completions"), body, "application/json"),
-        cb);
+        net::HttpRequest::Post(server_->Url(path), body, "application/json"), cb);
     EXPECT_TRUE(s.ok()) << s;
     EXPECT_TRUE(parser.Finish().ok());
     return events;
@@ -330,6 +332,75 @@ TEST_F(OpenAiApiTest, BackendErrors) {
   EXPECT_EQ(events.back(), "[DONE]");
   json err = json::parse(events[events.size() - 2]);
   EXPECT_EQ(err["error"]["message"], "kernel exploded");
+}
+
+TEST_F(OpenAiApiTest, RawPromptCompletionsBufferedAndStreamed) {
+  auto r = Post(R"({"model":"x","prompt":"Once upon a time","max_tokens":3})", "/v1/completions");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->status, 200) << r->body;
+  json j = json::parse(r->body);
+  EXPECT_EQ(j["object"], "text_completion");
+  EXPECT_EQ(j["id"].get<std::string>().rfind("cmpl-", 0), 0u);
+  EXPECT_EQ(j["choices"][0]["text"], "Hello, caller");
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(j["usage"]["completion_tokens"], 3);
+  EXPECT_EQ(model_->last().prompt, "Once upon a time");
+  EXPECT_TRUE(model_->last().messages.empty());
+
+  int status = 0;
+  auto events = StreamEvents(R"({"prompt":["Once"],"stream":true})", &status, "/v1/completions");
+  EXPECT_EQ(status, 200);
+  ASSERT_EQ(events.size(), 6u);  // 4 pieces, the finish chunk, [DONE]
+  std::string text;
+  for (size_t i = 0; i + 2 < events.size(); ++i) {
+    json c = json::parse(events[i]);
+    EXPECT_EQ(c["object"], "text_completion");
+    EXPECT_TRUE(c["choices"][0]["finish_reason"].is_null());
+    text += c["choices"][0]["text"].get<std::string>();
+  }
+  EXPECT_EQ(text, "Hello, caller!");
+  EXPECT_EQ(json::parse(events[4])["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(events[5], "[DONE]");
+  EXPECT_EQ(model_->last().prompt, "Once");
+
+  for (const char* bad : {R"({"max_tokens":3})", R"({"prompt":5})", R"({"prompt":""})",
+                          R"({"prompt":["a","b"]})", R"({"prompt":"a","echo":true})",
+                          R"({"prompt":"a","logprobs":1})", R"({"prompt":"a","best_of":2})",
+                          R"({"prompt":"a","max_tokens":0})"}) {
+    auto e = Post(bad, "/v1/completions");
+    ASSERT_TRUE(e.ok());
+    EXPECT_EQ(e->status, 400) << bad;
+    EXPECT_EQ(json::parse(e->body)["error"]["type"], "invalid_request_error") << bad;
+  }
+}
+
+TEST_F(OpenAiApiTest, ContextLengthExceededIs400WithItsCode) {
+  // What the engine backend returns when the system prompt and the last turn (or a raw prompt)
+  // leave no room for an answer.
+  model_->fail_before = engine::CheckPromptFits(4000, {4096, 256, 100});
+  ASSERT_TRUE(engine::IsContextLengthExceeded(model_->fail_before));
+  for (bool chat : {true, false}) {
+    const std::string path = chat ? "/v1/chat/completions" : "/v1/completions";
+    for (bool stream : {false, true}) {
+      std::string body = chat ? R"({"messages":[{"role":"user","content":"x"}])"
+                              : R"({"prompt":"x")";
+      body += stream ? R"(,"stream":true})" : "}";
+      auto r = Post(body, path);
+      ASSERT_TRUE(r.ok());
+      EXPECT_EQ(r->status, 400) << path << " " << stream;
+      json e = json::parse(r->body)["error"];
+      EXPECT_EQ(e["code"], "context_length_exceeded");
+      EXPECT_EQ(e["type"], "invalid_request_error");
+      EXPECT_EQ(e["param"], chat ? "messages" : "prompt");
+      const std::string msg = e["message"];
+      EXPECT_EQ(msg.rfind("the prompt has 4000 tokens", 0), 0u) << msg;
+    }
+  }
+  // Other errors keep a null code.
+  model_->fail_before = ResourceExhaustedError("queue full");
+  auto r = Post(kHello);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(json::parse(r->body)["error"]["code"].is_null());
 }
 
 TEST_F(OpenAiApiTest, ClientDisconnectCancelsTheGeneration) {

@@ -49,7 +49,12 @@ double MsBetween(MonoTime a, MonoTime b) {
 }
 
 Status ValidateRequest(const GenerateRequest& r, int max_seq_len) {
-  if (r.messages.empty()) return InvalidArgumentError("a generate request needs at least one message");
+  if (r.messages.empty() && r.prompt.empty()) {
+    return InvalidArgumentError("a generate request needs at least one message or a prompt");
+  }
+  if (!r.messages.empty() && !r.prompt.empty()) {
+    return InvalidArgumentError("a generate request takes messages or a raw prompt, not both");
+  }
   if (r.max_tokens < 1 || r.max_tokens > max_seq_len) {
     return InvalidArgumentError("max_tokens must be in [1, " + std::to_string(max_seq_len) +
                                 "], got " + std::to_string(r.max_tokens));
@@ -72,6 +77,7 @@ struct Metrics {
   Counter& generated_tokens;
   Histogram& first_token_s;
   Histogram& queue_s;
+  Counter& dropped_messages;
   static Metrics& Get() {
     static Metrics m{
         MetricsRegistry::Global().GetCounter("hotline_llm_requests_total", "LLM requests",
@@ -90,6 +96,10 @@ struct Metrics {
         MetricsRegistry::Global().GetHistogram(
             "hotline_llm_queue_seconds", "Time a request waited for the engine",
             {0.001, 0.01, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2}, {{"backend", "engine"}}),
+        MetricsRegistry::Global().GetCounter(
+            "hotline_llm_dropped_messages_total",
+            "Older conversation messages left out to fit llm.engine.max_seq_len",
+            {{"backend", "engine"}}),
     };
     return m;
   }
@@ -148,6 +158,17 @@ int EngineLanguageModel::queue_depth() const {
 EngineLanguageModel::Counters EngineLanguageModel::counters() const {
   std::lock_guard<std::mutex> lock(mu_);
   return counters_;
+}
+
+Result<engine::ContextFit> EngineLanguageModel::FitMessages(
+    const std::vector<Message>& messages, bool add_generation_prompt,
+    const engine::ContextLimits& limits) const {
+  std::vector<engine::ChatMessage> chat;
+  chat.reserve(messages.size());
+  for (const Message& m : messages) chat.push_back({m.role, m.content});
+  ASSIGN_OR_RETURN(engine::ContextFit fit, engine::FitChatToContext(*template_, *tokenizer_, chat,
+                                                                    add_generation_prompt, limits));
+  return fit;
 }
 
 Result<std::vector<int32_t>> EngineLanguageModel::EncodeMessages(
@@ -271,13 +292,20 @@ Result<GenerateStats> EngineLanguageModel::Generate(const GenerateRequest& reque
   const MonoTime t0 = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(ValidateRequest(request, engine_->max_seq_len()));
   ASSIGN_OR_RETURN(engine::StopMatcher matcher, engine::StopMatcher::Create(request.stop));
-  ASSIGN_OR_RETURN(std::vector<int32_t> prompt, EncodeMessages(request.messages, true));
-  if (prompt.empty()) return InvalidArgumentError("the messages encode to no tokens");
-  if (prompt.size() >= static_cast<size_t>(engine_->max_seq_len())) {
-    return InvalidArgumentError("the prompt has " + std::to_string(prompt.size()) +
-                                " tokens; llm.engine.max_seq_len allows " +
-                                std::to_string(engine_->max_seq_len()) +
-                                " for prompt and answer together: shorten the history");
+  const engine::ContextLimits limits{engine_->max_seq_len(), request.max_tokens,
+                                     config_.min_reply_tokens};
+  std::vector<int32_t> prompt;
+  if (!request.prompt.empty()) {  // raw completion: never cut
+    engine::EncodeOptions o;    // BOS as the vocabulary asks; control tokens stay plain text
+    prompt = tokenizer_->Encode(request.prompt, o);
+    if (prompt.empty()) return InvalidArgumentError("the prompt encodes to no tokens");
+    RETURN_IF_ERROR(engine::CheckPromptFits(static_cast<int>(prompt.size()), limits));
+  } else {
+    ASSIGN_OR_RETURN(engine::ContextFit fit, FitMessages(request.messages, true, limits));
+    prompt = std::move(fit.tokens);
+    if (fit.dropped_messages > 0) {
+      Metrics::Get().dropped_messages.Increment(static_cast<uint64_t>(fit.dropped_messages));
+    }
   }
   if (IsCancelled(request.cancel)) {
     GenerateStats stats;
@@ -383,12 +411,12 @@ Result<GenerateStats> EngineLanguageModel::Generate(const GenerateRequest& reque
 
 Status EngineLanguageModel::Prefetch(const std::vector<Message>& messages) {
   if (messages.empty()) return Status::Ok();
-  ASSIGN_OR_RETURN(std::vector<int32_t> prompt, EncodeMessages(messages, false));
-  if (prompt.empty()) return Status::Ok();
-  if (prompt.size() >= static_cast<size_t>(engine_->max_seq_len())) {
-    return InvalidArgumentError("prefetch of " + std::to_string(prompt.size()) +
-                                " tokens exceeds llm.engine.max_seq_len");
-  }
+  // The same policy as Generate with the least answer room, so a long conversation prefetches
+  // the turns its request will keep (one asking for a long answer may drop one more turn).
+  const engine::ContextLimits limits{engine_->max_seq_len(), config_.min_reply_tokens,
+                                     config_.min_reply_tokens};
+  ASSIGN_OR_RETURN(engine::ContextFit fit, FitMessages(messages, false, limits));
+  std::vector<int32_t> prompt = std::move(fit.tokens);
   auto job = std::make_shared<Job>();
   job->kind = Job::Kind::kPrefetch;
   job->priority = kPrefetchPriority;

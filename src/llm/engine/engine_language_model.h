@@ -40,6 +40,7 @@
 
 #include "engine/batch_scheduler.h"
 #include "engine/chat_template.h"
+#include "engine/context_fit.h"
 #include "engine/engine.h"
 #include "engine/tokenizer.h"
 #include "llm/language_model.h"
@@ -67,6 +68,12 @@ class EngineLanguageModel final : public LanguageModel {
   // `add_generation_prompt`). For tests and prompt budgeting.
   Result<std::vector<int32_t>> EncodeMessages(const std::vector<Message>& messages,
                                               bool add_generation_prompt) const;
+  // The prompt tokens Generate feeds for `messages` under the truncation policy of
+  // engine/context_fit.h (oldest turns dropped whole; OutOfRange "context_length_exceeded" when
+  // the system prompt and the last user turn leave too little room).
+  Result<engine::ContextFit> FitMessages(const std::vector<Message>& messages,
+                                         bool add_generation_prompt,
+                                         const engine::ContextLimits& limits) const;
   const engine::Tokenizer& tokenizer() const { return *tokenizer_; }
 
   // Holds queued work without starting it (the running job finishes) until Resume(): for

@@ -426,8 +426,12 @@ TEST_F(EngineLmTest, BadRequestsAndConfigsAreClearErrors) {
   EXPECT_EQ(lm->Generate(bad_role, nullptr).status().code(), StatusCode::kInvalidArgument);
   GenerateRequest huge = Ask(std::string(20000, 'a'));
   auto r = lm->Generate(huge, nullptr);
-  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().code(), StatusCode::kOutOfRange);
+  EXPECT_TRUE(engine::IsContextLengthExceeded(r.status())) << r.status();
   EXPECT_NE(r.status().message().find("max_seq_len"), std::string::npos) << r.status();
+  GenerateRequest both = Ask("Hi");
+  both.prompt = "Once";
+  EXPECT_EQ(lm->Generate(both, nullptr).status().code(), StatusCode::kInvalidArgument);
 
   LlmEngineConfig c = Config(stories_);
   c.chat_template = "auto";  // the file has no template and no control tokens to detect
@@ -435,8 +439,94 @@ TEST_F(EngineLmTest, BadRequestsAndConfigsAreClearErrors) {
   c = Config(stories_);
   c.prefix_cache_sequences = 0;
   EXPECT_EQ(EngineLanguageModel::Create(c).status().code(), StatusCode::kInvalidArgument);
+  c = Config(stories_);
+  c.min_reply_tokens = 0;
+  EXPECT_EQ(EngineLanguageModel::Create(c).status().code(), StatusCode::kInvalidArgument);
   c = Config(std::string(HOTLINE_BINARY_DIR) + "/no-such-model.gguf");
   EXPECT_EQ(EngineLanguageModel::Create(c).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(EngineLmTest, LongConversationKeepsTheSystemPromptAndTheLatestTurns) {
+  LlmEngineConfig c = Config(stories_);
+  c.engine.max_seq_len = 128;
+  c.min_reply_tokens = 8;
+  auto lm = Make(c);
+  ASSERT_TRUE(lm);
+  GenerateRequest req;
+  req.max_tokens = 16;
+  req.messages = {{"system", "You tell short stories."}};
+  for (int i = 0; i < 12; ++i) {
+    req.messages.push_back({"user", "Tell me about the cat number " + std::to_string(i) + "."});
+    req.messages.push_back({"assistant", "The cat " + std::to_string(i) + " sat in the sun."});
+  }
+  req.messages.push_back({"user", "And the dog?"});
+  ASSERT_GT(lm->EncodeMessages(req.messages, true)->size(), 128u);
+  // What the policy keeps: the system prompt and the latest whole turns that leave 16 tokens.
+  auto fit = lm->FitMessages(req.messages, true, {128, 16, 8});
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  ASSERT_GT(fit->dropped_messages, 0);
+  EXPECT_EQ(fit->dropped_messages % 2, 0);  // whole user + assistant turns
+  EXPECT_LE(fit->tokens.size() + 16, 128u);
+  GenerateRequest kept = req;
+  kept.messages.erase(kept.messages.begin() + 1, kept.messages.begin() + 1 + fit->dropped_messages);
+  EXPECT_EQ(*lm->EncodeMessages(kept.messages, true), fit->tokens);
+  // One more turn would not leave room for the answer (no more was dropped than needed).
+  GenerateRequest one_more = req;
+  one_more.messages.erase(one_more.messages.begin() + 1,
+                          one_more.messages.begin() + 1 + fit->dropped_messages - 2);
+  EXPECT_GT(lm->EncodeMessages(one_more.messages, true)->size() + 16, 128u);
+
+  LmRun run = Gen(*lm, req);
+  ASSERT_TRUE(run.stats.ok()) << run.stats.status();
+  EXPECT_EQ(run.stats->prompt_tokens, static_cast<int>(fit->tokens.size()));
+  int n = 0;
+  EXPECT_EQ(run.text, DirectGreedy(stories_, *lm, kept, &n));
+
+  // A system prompt that alone leaves fewer than min_reply_tokens: a clear error, nothing run.
+  GenerateRequest too_long = req;
+  too_long.messages[0].content = std::string(400, 'x');
+  auto r = lm->Generate(too_long, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(engine::IsContextLengthExceeded(r.status())) << r.status();
+}
+
+TEST_F(EngineLmTest, RawPromptIsNeverCut) {
+  LlmEngineConfig c = Config(stories_);
+  c.engine.max_seq_len = 64;
+  c.min_reply_tokens = 8;
+  auto lm = Make(c);
+  ASSERT_TRUE(lm);
+  GenerateRequest req;
+  req.prompt = "Once upon a time";
+  req.max_tokens = 12;
+  LmRun run = Gen(*lm, req);
+  ASSERT_TRUE(run.stats.ok()) << run.stats.status();
+  EXPECT_GT(run.stats->generated_tokens, 0);
+  // Greedy continuation of exactly the prompt's tokens.
+  engine::EncodeOptions o;
+  const std::vector<int32_t> tokens = lm->tokenizer().Encode(req.prompt, o);
+  EXPECT_EQ(run.stats->prompt_tokens, static_cast<int>(tokens.size()));
+  engine::EngineConfig ec;
+  ec.model_path = stories_;
+  ec.threads = 1;
+  ec.kv_type = "f32";
+  auto e = engine::Engine::Load(ec);
+  ASSERT_TRUE(e.ok());
+  engine::SamplingConfig greedy;
+  greedy.temperature = 0;
+  greedy.max_tokens = 12;
+  auto direct = (*e)->Generate(*(*e)->CreateSequence(), tokens, greedy, nullptr);
+  ASSERT_TRUE(direct.ok());
+  engine::DecodeOptions d;
+  d.strip_leading_space = true;
+  EXPECT_EQ(run.text, lm->tokenizer().Decode(direct->tokens, d));
+
+  // 60 prompt tokens leave 4 of the 8 answer tokens needed: refused, not cut.
+  req.prompt.clear();
+  for (int i = 0; i < 200 && lm->CountTokens(req.prompt) < 59; ++i) req.prompt += " the";
+  auto r = lm->Generate(req, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(engine::IsContextLengthExceeded(r.status())) << r.status();
 }
 
 TEST_F(EngineLmTest, FactoryPicksTheBackend) {

@@ -259,6 +259,10 @@ int OpenAiLanguageModel::CountTokens(std::string_view text) const {
 Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& request,
                                                     const TextCallback& on_text) {
   const auto t0 = Clock::now();
+  if (!request.prompt.empty()) {
+    return UnimplementedError(
+        "raw completion prompts are served by the engine backend only; send messages");
+  }
   if (request.messages.empty()) {
     return InvalidArgumentError("a generate request needs at least one message");
   }
