@@ -70,7 +70,14 @@ struct Score {
   asr::WerCounts wer;
   double audio_s = 0;
   double cpu_s = 0;
+  std::vector<double> finish_ms;  // CPU time of each Finish(): end of turn -> final transcript
 };
+
+double PercentileOf(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(p * (v.size() - 1) + 0.5)];
+}
 
 Score Run(asr::Recognizer& r, const std::vector<Utterance>& set, bool print_errors = false) {
   Score score;
@@ -84,8 +91,10 @@ Score Run(asr::Recognizer& r, const std::vector<Utterance>& set, bool print_erro
           audio::AudioView(std::span<const int16_t>(u.audio.samples).subspan(i, n), 8000));
       if (!s.ok()) Die(s);
     }
+    const double f0 = ThreadCpuSeconds();
     auto result = (*stream)->Finish();
     if (!result.ok()) Die(result.status());
+    score.finish_ms.push_back(1000 * (ThreadCpuSeconds() - f0));
     score.cpu_s += ThreadCpuSeconds() - c0;
     score.audio_s += u.audio.duration_s();
     auto w = asr::ComputeWer(asr::NormalizeForScoring(u.reference),
@@ -260,19 +269,32 @@ int main(int argc, char** argv) {
   interp.pocketsphinx.domain_weight = best_dw;
   interp.pocketsphinx.language_weight = best_lw;
 
-  std::printf("\n%-44s %8s %8s %10s\n", "test set (8 kHz mu-law, 30 dB SNR)", "WER", "errors", "RTF/stream");
+  // The switched model (default: bestpath, no fwdflat) with and without the passes that run at
+  // the end of the turn.
+  asr::AsrConfig with_fwdflat = switched;
+  with_fwdflat.pocketsphinx.fwdflat = true;
+  asr::AsrConfig tree_only = switched;
+  tree_only.pocketsphinx.bestpath = false;
+
+  std::printf("\n%-44s %8s %8s %10s %9s %9s\n", "test set (8 kHz mu-law, 30 dB SNR)", "WER",
+              "errors", "RTF/stream", "final_p50", "final_p95");
+  std::printf("(final: CPU time from the end of the turn to the final transcript, ms)\n");
   struct Named {
     const char* name;
     asr::AsrConfig* config;
   };
   for (Named n : {Named{"generic en-us model (no domain LM)", &generic},
-                  Named{"domain LM, switched", &switched}, Named{"domain LM, interpolated", &interp}}) {
+                  Named{"domain LM, switched (default)", &switched},
+                  Named{"domain LM, switched, + fwdflat pass", &with_fwdflat},
+                  Named{"domain LM, switched, - bestpath pass", &tree_only},
+                  Named{"domain LM, interpolated", &interp}}) {
     if (!with_interp && n.config == &interp) continue;
     auto r = Make(*n.config);
     if (verbose) std::printf("  %s errors:\n", n.name);
     Score s = Run(*r, test, verbose);
-    std::printf("%-44s %7.2f%% %4d/%-4d %10.3f\n", n.name, 100 * s.wer.rate(), s.wer.errors(),
-                s.wer.reference_words, s.cpu_s / s.audio_s);
+    std::printf("%-44s %7.2f%% %4d/%-4d %10.3f %7.1fms %7.1fms\n", n.name, 100 * s.wer.rate(),
+                s.wer.errors(), s.wer.reference_words, s.cpu_s / s.audio_s,
+                PercentileOf(s.finish_ms, 0.5), PercentileOf(s.finish_ms, 0.95));
   }
 
   // Concurrency: `threads` streams decoding at once (switched domain model).

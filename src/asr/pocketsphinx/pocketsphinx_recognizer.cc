@@ -187,6 +187,7 @@ struct PocketsphinxRecognizer::Pool {
         nullptr, ps_args(), TRUE, "-hmm", config.acoustic_model.c_str(), "-dict",
         config.dictionary.c_str(), "-lw", Fmt(config.language_weight).c_str(), "-beam",
         Fmt(config.beam).c_str(), "-wbeam", Fmt(config.word_beam).c_str(), "-samprate", "16000",
+        "-fwdflat", config.fwdflat ? "yes" : "no", "-bestpath", config.bestpath ? "yes" : "no",
         nullptr));
     if (!cfg) return InternalError("pocketsphinx rejected the decoder arguments");
     DecoderPtr ps(ps_init(cfg.get()));
