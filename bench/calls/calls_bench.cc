@@ -228,6 +228,28 @@ int main(int argc, char** argv) {
       std::printf("%s\n", text.substr(at + 1, text.find('\n', at + 1) - at - 1).c_str());
     }
   }
+  // The server's side of each answered turn (whole run): end of turn -> first audio sent, by
+  // tier, from the pipeline's histogram (quantiles interpolated within its buckets). On a cache
+  // hit this is what answering adds to endpointing.
+  auto& registry = MetricsRegistry::Global();
+  auto print_hist = [](const char* what, const Histogram& h) {
+    const Histogram::Snapshot s = h.Snap();
+    if (s.count == 0) return;
+    std::printf("  %-34s n=%3llu  P50 %5.0f ms  P99 %5.0f ms\n", what,
+                static_cast<unsigned long long>(s.count), 1000 * s.Quantile(0.5),
+                1000 * s.Quantile(0.99));
+  };
+  std::printf("server side, whole run:\n");
+  print_hist("endpointing (speech end -> turn end)",
+             registry.GetHistogram("hotline_pipeline_stage_seconds", "Latency per stage",
+                                   LatencyBucketsSeconds(), {{"stage", "endpointing"}}));
+  for (const char* tier : {"l1", "l2", "l3", "kb", "llm", "fallback"}) {
+    const std::string what = std::string("turn end -> first audio, ") + tier;
+    print_hist(what.c_str(),
+               registry.GetHistogram("hotline_pipeline_after_endpoint_seconds",
+                                     "End of the caller's turn to the first audio sent, by answering tier",
+                                     LatencyBucketsSeconds(), {{"tier", tier}}));
+  }
   std::remove(o.kb_db.c_str());
   return many.failed_calls == 0 ? 0 : 1;
 }

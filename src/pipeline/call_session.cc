@@ -887,7 +887,7 @@ void CallSession::Core::FinishTurn(int idx) {
     if (turns[idx].ledger.turn_done < 0) turns[idx].ledger.turn_done = NowMs();
     t = turns[idx];
   }
-  metrics.ObserveTurn(t.ledger);
+  metrics.ObserveTurn(t.ledger, t.kind == "caller" ? t.tier : std::string());
   const double origin = t.ledger.speech_end >= 0 ? t.ledger.speech_end : 0;
   const std::string ledger_json = t.ledger.ToJson(origin);
   const std::string transcript = t.kind == "caller" ? Redacted(t.transcript) : t.transcript;

@@ -153,6 +153,17 @@ TEST_F(CallSessionTest, GreetsAnswersAndRecordsTheLedger) {
   EXPECT_NEAR(l.end_of_turn - l.speech_end, 500, 60);
   EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_turns_total", "").value(), 1u);
   EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_answers_total", "", {{"tier", "kb"}}).value(), 1u);
+  // What answering added to endpointing, by tier; the greeting is not a caller's turn.
+  auto after = [&](const char* tier) {
+    return metrics_
+        .GetHistogram("hotline_pipeline_after_endpoint_seconds", "", LatencyBucketsSeconds(),
+                      {{"tier", tier}})
+        .Snap();
+  };
+  const Histogram::Snapshot kb = after("kb");
+  EXPECT_EQ(kb.count, 1u);
+  EXPECT_NEAR(kb.sum, (l.first_audio_sent - l.end_of_turn) / 1000.0, 1e-6);
+  EXPECT_EQ(after("greeting").count, 0u);
 }
 
 TEST_F(CallSessionTest, SecondTimeTheAnswerAudioComesFromTheCache) {

@@ -92,7 +92,7 @@ void PipelineMetrics::CountError(std::string_view kind) {
       .Increment();
 }
 
-void PipelineMetrics::ObserveTurn(const TurnLedger& l) {
+void PipelineMetrics::ObserveTurn(const TurnLedger& l, std::string_view tier) {
   auto observe = [](Histogram& h, double from, double to) {
     if (from >= 0 && to >= from) h.Observe((to - from) / 1000.0);
   };
@@ -102,6 +102,13 @@ void PipelineMetrics::ObserveTurn(const TurnLedger& l) {
   observe(answer_s, l.asr_final, answered);
   observe(tts_first_audio_s, l.first_sentence, l.tts_first_audio);
   observe(voice_to_voice_s, l.speech_end, l.first_audio_sent);
+  if (!tier.empty() && l.end_of_turn >= 0 && l.first_audio_sent >= l.end_of_turn) {
+    registry_
+        .GetHistogram("hotline_pipeline_after_endpoint_seconds",
+                      "End of the caller's turn to the first audio sent, by answering tier",
+                      LatencyBucketsSeconds(), {{"tier", std::string(tier)}})
+        .Observe((l.first_audio_sent - l.end_of_turn) / 1000.0);
+  }
 }
 
 }  // namespace hotline::pipeline

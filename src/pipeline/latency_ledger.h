@@ -69,8 +69,9 @@ struct PipelineMetrics {
   // One counter per tier / error kind (registered on first use; a lock, once per turn at most).
   void CountTier(std::string_view tier);
   void CountError(std::string_view kind);
-  // Observes the stage histograms of a finished turn.
-  void ObserveTurn(const TurnLedger& ledger);
+  // Observes the stage histograms of a finished turn, and end_of_turn → first_audio_sent in
+  // hotline_pipeline_after_endpoint_seconds{tier} (what the answer tiers add to endpointing).
+  void ObserveTurn(const TurnLedger& ledger, std::string_view tier);
 
  private:
   MetricsRegistry& registry_;
