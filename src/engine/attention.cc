@@ -129,7 +129,8 @@ struct PlainScratch {
 };
 
 // One (token, query head): every score, then the softmax, then the value sum.
-void AttendHeadPlain(const AttentionArgs& a, int token, int head, PlainScratch& sc) {
+void AttendHeadPlain(const AttentionArgs& a, const VectorKernels& vk, int token, int head,
+                     PlainScratch& sc) {
   const KvLayout& L = a.kv->layout();
   const int hd = L.head_dim;
   const int kv_head = head / (a.n_head / L.n_head_kv);
@@ -146,7 +147,7 @@ void AttendHeadPlain(const AttentionArgs& a, int token, int head, PlainScratch& 
   sc.scores.resize(static_cast<size_t>(n));
   float mx = -std::numeric_limits<float>::infinity();
   for (int pos = 0; pos < n; ++pos) {
-    KvRowToFloat(type, a.kv->KBlock(a.layer, seq, pos / bt) + (pos % bt) * row_bytes + head_off,
+    KvRowToFloat(vk, type, a.kv->KBlock(a.layer, seq, pos / bt) + (pos % bt) * row_bytes + head_off,
                  sc.row.data(), hd);
     float d = 0;
     for (int i = 0; i < hd; ++i) d += q[i] * sc.row[size_t(i)];
@@ -158,7 +159,7 @@ void AttendHeadPlain(const AttentionArgs& a, int token, int head, PlainScratch& 
   const float inv = sum > 0.f ? 1.f / sum : 0.f;
   for (int i = 0; i < hd; ++i) out[i] = 0.f;
   for (int pos = 0; pos < n; ++pos) {
-    KvRowToFloat(type, a.kv->VBlock(a.layer, seq, pos / bt) + (pos % bt) * row_bytes + head_off,
+    KvRowToFloat(vk, type, a.kv->VBlock(a.layer, seq, pos / bt) + (pos % bt) * row_bytes + head_off,
                  sc.row.data(), hd);
     const float w = sc.scores[size_t(pos)] * inv;
     for (int i = 0; i < hd; ++i) out[i] += w * sc.row[size_t(i)];
@@ -170,10 +171,11 @@ void AttendHeadPlain(const AttentionArgs& a, int token, int head, PlainScratch& 
 void PlainAttention(const AttentionArgs& a, ComputePool& pool) {
   const int n_head = a.n_head;
   const int64_t items = static_cast<int64_t>(a.seqs.size()) * n_head;
+  const VectorKernels vk = ActiveVectorKernels();
   pool.ParallelFor(items, 1, [&](int64_t begin, int64_t end, int) {
     thread_local PlainScratch sc;
     for (int64_t i = begin; i < end; ++i) {
-      AttendHeadPlain(a, static_cast<int>(i / n_head), static_cast<int>(i % n_head), sc);
+      AttendHeadPlain(a, vk, static_cast<int>(i / n_head), static_cast<int>(i % n_head), sc);
     }
   });
 }
