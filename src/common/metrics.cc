@@ -217,15 +217,15 @@ std::string MetricsRegistry::ExposeText() const {
   return out.str();
 }
 
-std::vector<MetricSample> MetricsRegistry::Collect(std::string_view prefix) const {
-  std::vector<MetricSample> out;
+std::vector<CollectedMetric> MetricsRegistry::Collect(std::string_view prefix) const {
+  std::vector<CollectedMetric> out;
   std::lock_guard lock(mu_);
   for (auto it = families_.lower_bound(prefix);
        it != families_.end() && std::string_view(it->first).substr(0, prefix.size()) == prefix;
        ++it) {
     const auto& [name, f] = *it;
-    auto add = [&](MetricSample::Kind kind, const Labels& labels) -> MetricSample& {
-      MetricSample& s = out.emplace_back();
+    auto add = [&](CollectedMetric::Kind kind, const Labels& labels) -> CollectedMetric& {
+      CollectedMetric& s = out.emplace_back();
       s.name = name;
       s.kind = kind;
       s.labels = labels;
@@ -234,17 +234,17 @@ std::vector<MetricSample> MetricsRegistry::Collect(std::string_view prefix) cons
     switch (f.kind) {
       case Kind::kCounter:
         for (const auto& [labels, c] : f.counters) {
-          add(MetricSample::Kind::kCounter, labels).value = static_cast<double>(c->value());
+          add(CollectedMetric::Kind::kCounter, labels).value = static_cast<double>(c->value());
         }
         break;
       case Kind::kGauge:
         for (const auto& [labels, g] : f.gauges) {
-          add(MetricSample::Kind::kGauge, labels).value = g->value();
+          add(CollectedMetric::Kind::kGauge, labels).value = g->value();
         }
         break;
       case Kind::kHistogram:
         for (const auto& [labels, h] : f.histograms) {
-          add(MetricSample::Kind::kHistogram, labels).histogram = h->Snap();
+          add(CollectedMetric::Kind::kHistogram, labels).histogram = h->Snap();
         }
         break;
     }

@@ -79,7 +79,7 @@ std::vector<double> PowersOfTwoBuckets(double max);
 
 // One series of a registry as Collect() reads it: a counter's or gauge's value, or a histogram's
 // snapshot. For in-process readers (the dashboard) that would otherwise parse the text exposition.
-struct MetricSample {
+struct CollectedMetric {
   enum class Kind { kCounter, kGauge, kHistogram };
   std::string name;
   Kind kind = Kind::kCounter;
@@ -104,7 +104,7 @@ class MetricsRegistry {
 
   // Every series of the families whose name starts with `prefix` ("" = all), families sorted by
   // name. Takes the registration lock for the copy; updates continue meanwhile.
-  std::vector<MetricSample> Collect(std::string_view prefix = "") const;
+  std::vector<CollectedMetric> Collect(std::string_view prefix = "") const;
 
  private:
   enum class Kind { kCounter, kGauge, kHistogram };

@@ -137,13 +137,13 @@ TEST(Metrics, CollectReadsEverySeriesUnderAPrefix) {
   auto mine = r.Collect("hotline_");
   ASSERT_EQ(mine.size(), 4u);
   EXPECT_EQ(mine[0].name, "hotline_a_total");
-  EXPECT_EQ(mine[0].kind, MetricSample::Kind::kCounter);
+  EXPECT_EQ(mine[0].kind, CollectedMetric::Kind::kCounter);
   EXPECT_EQ(mine[0].labels, (Labels{{"tier", "kb"}}));
   EXPECT_EQ(mine[0].value, 1);
   EXPECT_EQ(mine[1].value, 3);
-  EXPECT_EQ(mine[2].kind, MetricSample::Kind::kGauge);
+  EXPECT_EQ(mine[2].kind, CollectedMetric::Kind::kGauge);
   EXPECT_EQ(mine[2].value, 2.5);
-  EXPECT_EQ(mine[3].kind, MetricSample::Kind::kHistogram);
+  EXPECT_EQ(mine[3].kind, CollectedMetric::Kind::kHistogram);
   EXPECT_EQ(mine[3].histogram.count, 1u);
   EXPECT_EQ(mine[3].histogram.cumulative_counts, (std::vector<uint64_t>{0, 1, 1}));
   EXPECT_TRUE(r.Collect("nothing_").empty());
