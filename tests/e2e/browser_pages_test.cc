@@ -196,7 +196,7 @@ class Browser {
       json j = json::parse(in, nullptr, false);
       if (j.is_object() && j.value("id", 0) == id) {
         if (j.contains("error")) {
-          ADD_FAILURE() << method << ": " << j["error"].dump();
+          last_error_ = method + ": " + j["error"].dump();
           return nullptr;
         }
         return j["result"];
@@ -205,14 +205,18 @@ class Browser {
     return nullptr;
   }
 
-  // Runtime.evaluate of `expression`, returned by value (awaiting a promise).
-  json Eval(const std::string& expression) {
+  // Runtime.evaluate of `expression`, returned by value (awaiting a promise). `quiet`: an error
+  // (the page still loading, an exception) is null without failing the test.
+  json Eval(const std::string& expression, bool quiet = false) {
     json r = Command("Runtime.evaluate", {{"expression", expression},
                                           {"returnByValue", true},
                                           {"awaitPromise", true}});
-    if (r.is_null() || !r.contains("result")) return nullptr;
+    if (r.is_null() || !r.contains("result")) {
+      if (!quiet) ADD_FAILURE() << "evaluate failed: " << last_error_;
+      return nullptr;
+    }
     if (r.contains("exceptionDetails")) {
-      ADD_FAILURE() << "page exception: " << r["exceptionDetails"].dump();
+      if (!quiet) ADD_FAILURE() << "page exception: " << r["exceptionDetails"].dump();
       return nullptr;
     }
     return r["result"].value("value", json());
@@ -222,7 +226,7 @@ class Browser {
   bool WaitFor(const std::string& expression, int timeout_ms) {
     const auto deadline = Clock::now() + Ms(timeout_ms);
     while (Clock::now() < deadline) {
-      if (Eval(expression) == json(true)) return true;
+      if (Eval(expression, /*quiet=*/true) == json(true)) return true;
       std::this_thread::sleep_for(Ms(200));
     }
     return false;
@@ -248,6 +252,7 @@ class Browser {
   std::string log_;
   std::unique_ptr<server::testing::WsClient> cdp_;
   int next_id_ = 0;
+  std::string last_error_;
   static inline int launches_ = 0;
 };
 
@@ -475,6 +480,131 @@ TEST_F(BrowserPagesTest, DashboardInChromiumDrawsChartsWithData) {
   std::printf("blank page screenshot: %zu bytes\n", blank.size());
   EXPECT_GT(png.size(), 4 * blank.size());
   if (!std::getenv("HOTLINE_E2E_KEEP")) std::filesystem::remove(shot);
+}
+
+}  // namespace
+}  // namespace hotline
+
+namespace hotline {
+namespace {
+
+// Reads text events until `type` arrives (or the socket closes); audio bytes are counted.
+json ReadUntilEvent(server::testing::WsClient& ws, const std::string& type, size_t* audio_bytes) {
+  std::string in;
+  while (ws.Read(in)) {
+    json j = json::parse(in, nullptr, false);
+    if (!j.is_object()) {
+      if (audio_bytes != nullptr) *audio_bytes += in.size();
+      continue;
+    }
+    if (j.value("type", "") == type) return j;
+  }
+  return nullptr;
+}
+
+void BoundReads(server::testing::WsClient& ws) {
+  timeval tv{15, 0};
+  ::setsockopt(ws.socket().native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+TEST_F(BrowserPagesTest, BadInputClosesOnlyThatCallWithTheReason) {
+  // A good call in parallel keeps going.
+  server::testing::WsClient good(server_->port(), "/softphone/ws");
+  ASSERT_TRUE(good.ok());
+  BoundReads(good);
+  ASSERT_TRUE(good.SendText(R"({"type":"start","sample_rate":8000})"));
+  ASSERT_FALSE(ReadUntilEvent(good, "started", nullptr).is_null());
+  const double errors_before = Metric("hotline_softphone_protocol_errors_total");
+
+  struct Case {
+    std::vector<std::pair<std::string, bool>> messages;  // (data, binary)
+    int code;
+    const char* reason;
+  };
+  const std::string start = R"({"type":"start","sample_rate":16000})";
+  const std::vector<Case> cases = {
+      {{{std::string(640, '\0'), true}}, 1008, "audio before the start message"},
+      {{{R"({"type":"start","sample_rate":44100})", false}}, 1008, "must be 8000 or 16000"},
+      {{{start, false}, {std::string(641, '\0'), true}}, 1008, "not a whole number"},
+      {{{start, false}, {std::string(7000, '\0'), true}}, 1008, "outside 320..6400 bytes"},
+      {{{start, false}, {start, false}}, 1008, "a second start message"},
+      {{{start, false}, {"not json", false}}, 1008, "not valid JSON"},
+      {{{start, false}, {R"({"type":"dtmf","digit":"x"})", false}}, 1008, "one of 0-9"},
+      {{{start, false}, {std::string(5000, ' '), false}}, 1009, "exceeds 4096"},
+  };
+  for (const Case& c : cases) {
+    server::testing::WsClient bad(server_->port(), "/softphone/ws");
+    ASSERT_TRUE(bad.ok());
+    BoundReads(bad);
+    for (const auto& [data, binary] : c.messages) {
+      ASSERT_TRUE(binary ? bad.SendBinary(data) : bad.SendText(data));
+    }
+    json err = ReadUntilEvent(bad, "error", nullptr);
+    ASSERT_FALSE(err.is_null()) << c.reason;
+    EXPECT_NE(err["message"].get<std::string>().find(c.reason), std::string::npos)
+        << err.dump();
+    EXPECT_EQ(bad.ReadUntilClosed(), c.code) << c.reason;
+    EXPECT_NE(bad.close_reason().find(c.reason), std::string::npos) << bad.close_reason();
+  }
+  EXPECT_EQ(Metric("hotline_softphone_protocol_errors_total"), errors_before + cases.size());
+  // Every bad call gave its place back; the good one still holds its own and is still served.
+  for (int i = 0; i < 50 && registry_->active() != 1; ++i) std::this_thread::sleep_for(Ms(20));
+  EXPECT_EQ(registry_->active(), 1);
+  ASSERT_TRUE(good.SendBinary(std::string(320, '\0')));
+  ASSERT_TRUE(good.SendText(R"({"type":"dtmf","digit":"1"})"));
+  ASSERT_TRUE(good.SendText(R"({"type":"hangup"})"));
+  EXPECT_EQ(good.ReadUntilClosed(), 1000);
+  EXPECT_EQ(good.close_reason(), "caller hung up");
+}
+
+TEST_F(BrowserPagesTest, OverTheSharedCapACallerHearsTheBusyMessage) {
+  // The registry's four places, three taken by other transports' calls.
+  std::vector<std::unique_ptr<server::CallRegistry::Admission>> held;
+  for (int i = 0; i < 3; ++i) {
+    server::ActiveCall call;
+    call.id = "CA" + std::to_string(i);
+    call.transport = "twilio";
+    held.push_back(registry_->Admit(std::move(call), [](std::string_view) {}));
+  }
+  server::testing::WsClient first(server_->port(), "/softphone/ws");
+  ASSERT_TRUE(first.ok());
+  BoundReads(first);
+  ASSERT_TRUE(first.SendText(R"({"type":"start","sample_rate":16000})"));
+  ASSERT_FALSE(ReadUntilEvent(first, "started", nullptr).is_null());
+  EXPECT_EQ(registry_->active(), 4);
+
+  const double busy_before = Metric("hotline_softphone_over_capacity_total");
+  server::testing::WsClient late(server_->port(), "/softphone/ws");
+  ASSERT_TRUE(late.ok());
+  BoundReads(late);
+  ASSERT_TRUE(late.SendText(R"({"type":"start","sample_rate":8000})"));
+  json busy = ReadUntilEvent(late, "busy", nullptr);
+  ASSERT_FALSE(busy.is_null());
+  EXPECT_NE(busy["reason"].get<std::string>().find("busy"), std::string::npos);
+  size_t audio = 0;
+  json mark = ReadUntilEvent(late, "mark", &audio);
+  ASSERT_FALSE(mark.is_null());
+  EXPECT_GT(audio, 8000u * 2);  // over a second of the busy message at 8 kHz
+  EXPECT_EQ(audio % 2, 0u);
+  EXPECT_EQ(Metric("hotline_softphone_over_capacity_total"), busy_before + 1);
+  // Played: the page echoes the mark and is let go.
+  ASSERT_TRUE(late.SendText(json{{"type", "mark"}, {"name", mark["name"]}}.dump()));
+  EXPECT_EQ(late.ReadUntilClosed(), 1000);
+  EXPECT_EQ(late.close_reason(), "over capacity");
+  EXPECT_EQ(registry_->active(), 4);
+
+  // Ending the softphone call through the registry (as the admin API does).
+  const auto calls = registry_->List();
+  ASSERT_EQ(calls.size(), 4u);
+  EXPECT_EQ(calls.back().transport, "softphone");
+  EXPECT_EQ(registry_->End(calls.back().id, "ended by an administrator"), 1u);
+  json ended = ReadUntilEvent(first, "hangup", nullptr);
+  ASSERT_FALSE(ended.is_null());
+  EXPECT_NE(ended["reason"].get<std::string>().find("ended by an administrator"),
+            std::string::npos);
+  EXPECT_EQ(first.ReadUntilClosed(), 1000);
+  for (int i = 0; i < 50 && registry_->active() != 3; ++i) std::this_thread::sleep_for(Ms(20));
+  EXPECT_EQ(registry_->active(), 3);
 }
 
 }  // namespace
