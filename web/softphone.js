@@ -188,7 +188,9 @@
     cell(row, (t.tier || t.kind || '') + (t.outcome && t.outcome !== 'answered' ? ' (' + t.outcome + ')' : ''));
     cell(row, ms(diff(l.end_of_turn, l.speech_end)));
     cell(row, ms(diff(l.asr_final, l.end_of_turn)));
-    cell(row, ms(diff(answered, l.asr_final)));
+    // Negative: the answer was prepared while the caller was still talking (before the final).
+    const answerMs = diff(answered, l.asr_final);
+    cell(row, answerMs !== null && answerMs < 0 ? 'ready' : ms(answerMs));
     cell(row, ms(diff(l.tts_first_audio, l.first_sentence)));
     cell(row, ms(l.voice_to_voice), l.voice_to_voice > 1500 ? 'slow' : '');
     $('latency').querySelector('tbody').appendChild(row);

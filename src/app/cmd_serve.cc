@@ -104,6 +104,9 @@ int RunServe(std::span<const std::string> argv) {
   {
     // One cap for the calls on every transport.
     auto registry = std::make_shared<server::CallRegistry>(cfg.twilio.max_calls);
+    // Declared before the server: its handler must outlive the server on every return path.
+    server::Dashboard dashboard(MetricsRegistry::Global(), {},
+                                [registry] { return registry->active(); });
     auto twilio =
         server::TwilioEndpoint::Create((*stack)->resources(), cfg.twilio, nullptr, registry);
     if (!twilio.ok()) return Fail(twilio.status().WithContext("twilio endpoint"));
@@ -122,8 +125,6 @@ int RunServe(std::span<const std::string> argv) {
       return Fail(s);
     }
     if (Status s = server::RegisterWebPages(**server); !s.ok()) return Fail(s);
-    server::Dashboard dashboard(MetricsRegistry::Global(), {},
-                                [registry] { return registry->active(); });
     if (Status s = dashboard.Register(**server); !s.ok()) return Fail(s);
 
     std::unique_ptr<server::AudioSocketServer> audiosocket;

@@ -392,6 +392,12 @@ TEST_F(BrowserPagesTest, SoftphoneInChromiumHearsASpokenReply) {
   ASSERT_EQ(calls.size(), 1u);
   EXPECT_EQ(calls[0].transport, "softphone");
 
+  if (std::getenv("HOTLINE_E2E_KEEP")) {
+    const std::string shot = Scratch("softphone.png");
+    std::ofstream(shot, std::ios::binary) << browser.Screenshot();
+    std::printf("softphone screenshot: %s\n", shot.c_str());
+  }
+
   // Hanging up from the page ends the call on the server.
   browser.Eval("document.getElementById('hangup').click(), true");
   for (int i = 0; i < 50 && registry_->active() > 0; ++i) std::this_thread::sleep_for(Ms(50));
