@@ -4,7 +4,9 @@
 // with data. The page's state is read, and screenshots taken, over the Chrome DevTools Protocol
 // through Hotline's own test WebSocket client.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -12,22 +14,19 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstring>
-#include <mutex>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "answer/knowledge_base.h"
 #include "asr/lm_builder.h"
@@ -208,9 +207,8 @@ class Browser {
   // Runtime.evaluate of `expression`, returned by value (awaiting a promise). `quiet`: an error
   // (the page still loading, an exception) is null without failing the test.
   json Eval(const std::string& expression, bool quiet = false) {
-    json r = Command("Runtime.evaluate", {{"expression", expression},
-                                          {"returnByValue", true},
-                                          {"awaitPromise", true}});
+    json r = Command("Runtime.evaluate",
+                     {{"expression", expression}, {"returnByValue", true}, {"awaitPromise", true}});
     if (r.is_null() || !r.contains("result")) {
       if (!quiet) ADD_FAILURE() << "evaluate failed: " << last_error_;
       return nullptr;
@@ -341,11 +339,10 @@ class BrowserPagesTest : public ::testing::Test {
 TEST_F(BrowserPagesTest, SoftphoneInChromiumHearsASpokenReply) {
   // The greeting (about 3 s) plays first; the caller speaks after it.
   const std::string wav = Scratch("caller.wav");
-  ASSERT_TRUE(audio::WriteWavFile(wav,
-                                  audio::AudioView(CallerQuestion("how can i cancel my order",
-                                                                  4500, 6000),
-                                                   16000),
-                                  audio::Codec::kPcm16)
+  ASSERT_TRUE(audio::WriteWavFile(
+                  wav,
+                  audio::AudioView(CallerQuestion("how can i cancel my order", 4500, 6000), 16000),
+                  audio::Codec::kPcm16)
                   .ok());
   const double turns_before = Metric("hotline_pipeline_turns_total");
   const double calls_before = Metric("hotline_softphone_calls_total");
@@ -370,7 +367,7 @@ TEST_F(BrowserPagesTest, SoftphoneInChromiumHearsASpokenReply) {
   ASSERT_TRUE(answered) << page.dump() << browser.Log();
   const json& s = page["s"];
   EXPECT_EQ(s["sampleRate"], 16000);
-  EXPECT_GT(s["framesSent"].get<int>(), 100);  // 20 ms frames of the fake microphone
+  EXPECT_GT(s["framesSent"].get<int>(), 100);            // 20 ms frames of the fake microphone
   EXPECT_GT(s["audioBytesReceived"].get<int>(), 32000);  // over a second of reply at 16 kHz
   EXPECT_GT(s["marksEchoed"].get<int>(), 0);
   EXPECT_EQ(s["error"], "");
@@ -380,7 +377,8 @@ TEST_F(BrowserPagesTest, SoftphoneInChromiumHearsASpokenReply) {
     if (t["kind"] == "caller") answer = t["answer"];
   }
   std::printf("the agent answered: %s\n", answer.c_str());
-  EXPECT_TRUE(answer.find("order") != std::string::npos || answer.find("cancel") != std::string::npos)
+  EXPECT_TRUE(answer.find("order") != std::string::npos ||
+              answer.find("cancel") != std::string::npos)
       << answer;
   EXPECT_NE(page["text"].get<std::string>().find(answer.substr(0, 30)), std::string::npos);
   EXPECT_GE(page["rows"].get<int>(), 1);
@@ -460,12 +458,11 @@ TEST_F(BrowserPagesTest, DashboardInChromiumDrawsChartsWithData) {
   const bool drawn = browser.WaitFor("(" + count_points + ")('v2v') >= 2 && (" + count_points +
                                          ")('calls') >= 2 && (" + count_points + ")('tiers') >= 2",
                                      8000);
-  json dom = browser.Eval(
-      "JSON.stringify({v2v: (" + count_points + ")('v2v'), calls: (" + count_points +
-      ")('calls'), tiers: (" + count_points +
-      ")('tiers'), p50: document.querySelector('#num-p50 .value').textContent,"
-      " turns: document.querySelector('#num-turns .value').textContent,"
-      " points: window.hotlineDashboard.series.t.length})");
+  json dom = browser.Eval("JSON.stringify({v2v: (" + count_points + ")('v2v'), calls: (" +
+                          count_points + ")('calls'), tiers: (" + count_points +
+                          ")('tiers'), p50: document.querySelector('#num-p50 .value').textContent,"
+                          " turns: document.querySelector('#num-turns .value').textContent,"
+                          " points: window.hotlineDashboard.series.t.length})");
   ASSERT_TRUE(dom.is_string());
   std::printf("dashboard: %s\n", dom.get<std::string>().c_str());
   ASSERT_TRUE(drawn) << dom.dump() << browser.Log();
@@ -547,8 +544,7 @@ TEST_F(BrowserPagesTest, BadInputClosesOnlyThatCallWithTheReason) {
     }
     json err = ReadUntilEvent(bad, "error", nullptr);
     ASSERT_FALSE(err.is_null()) << c.reason;
-    EXPECT_NE(err["message"].get<std::string>().find(c.reason), std::string::npos)
-        << err.dump();
+    EXPECT_NE(err["message"].get<std::string>().find(c.reason), std::string::npos) << err.dump();
     EXPECT_EQ(bad.ReadUntilClosed(), c.code) << c.reason;
     EXPECT_NE(bad.close_reason().find(c.reason), std::string::npos) << bad.close_reason();
   }

@@ -40,7 +40,7 @@ Status SoftphoneConfig::Validate() const {
 struct SoftphoneEndpoint::Shared {
   const pipeline::CallResources* resources = nullptr;
   SoftphoneConfig config;
-  std::string busy_pcm_8k;   // over_capacity_text, PCM16 LE
+  std::string busy_pcm_8k;  // over_capacity_text, PCM16 LE
   std::string busy_pcm_16k;
   std::shared_ptr<CallRegistry> registry;
   std::atomic<int> active{0};
@@ -70,8 +70,8 @@ class SoftphoneSink final : public pipeline::CallSink {
   void SendAudio(std::span<const uint8_t> payload) override {
     auto ws = Connection();
     if (ws == nullptr) return;
-    Status s = ws->SendBinary(std::string(reinterpret_cast<const char*>(payload.data()),
-                                          payload.size()));
+    Status s =
+        ws->SendBinary(std::string(reinterpret_cast<const char*>(payload.data()), payload.size()));
     if (!s.ok() && !ws->closed()) {
       HLOG_WARN("call {}: outbound audio dropped: {}", call_id_, s.message());
     }
@@ -138,8 +138,8 @@ class SoftphoneCallHandler final : public WebSocketHandler {
         return OnStart();
       case sp::ClientMessageType::kAudio:
         if (over_capacity_) {
-          busy_heard_ms_ += static_cast<int64_t>(message_.audio.size() / 2) * 1000 /
-                            decoder_.sample_rate_hz();
+          busy_heard_ms_ +=
+              static_cast<int64_t>(message_.audio.size() / 2) * 1000 / decoder_.sample_rate_hz();
           if (busy_heard_ms_ > busy_audio_ms_ + kBusyGraceMs) {
             closing_ = true;
             ws_->Close(kCloseNormal, "over capacity");
@@ -223,8 +223,8 @@ class SoftphoneCallHandler final : public WebSocketHandler {
       return;
     }
     session_ = std::move(*session);
-    HLOG_INFO("call {}: softphone call started ({} Hz, from {})", call_id_,
-              format_.sample_rate_hz, ws_->remote());
+    HLOG_INFO("call {}: softphone call started ({} Hz, from {})", call_id_, format_.sample_rate_hz,
+              ws_->remote());
     session_->Start();
   }
 
@@ -288,13 +288,13 @@ class SoftphoneCallHandler final : public WebSocketHandler {
   bool closing_ = false;
 };
 
-Result<std::string> SynthesizePcm16(const pipeline::CallResources& resources,
-                                    std::string_view text, int rate_hz) {
+Result<std::string> SynthesizePcm16(const pipeline::CallResources& resources, std::string_view text,
+                                    int rate_hz) {
   ASSIGN_OR_RETURN(auto synth, resources.make_synthesizer());
   ASSIGN_OR_RETURN(audio::AudioBuffer speech, tts::SynthesizeToBuffer(*synth, text));
   ASSIGN_OR_RETURN(audio::AudioBuffer line,
-                   audio::Resample(audio::AudioView(speech.samples, speech.sample_rate_hz),
-                                   rate_hz, resources.resampler));
+                   audio::Resample(audio::AudioView(speech.samples, speech.sample_rate_hz), rate_hz,
+                                   resources.resampler));
   std::string pcm(line.samples.size() * 2, '\0');
   for (size_t i = 0; i < line.samples.size(); ++i) {
     const auto v = static_cast<uint16_t>(line.samples[i]);
@@ -324,13 +324,14 @@ Result<std::unique_ptr<SoftphoneEndpoint>> SoftphoneEndpoint::Create(
   std::snprintf(prefix, sizeof prefix, "web-%08x-", static_cast<unsigned>(std::random_device{}()));
   shared->id_prefix = prefix;
   MetricsRegistry& m = metrics != nullptr ? *metrics : MetricsRegistry::Global();
-  shared->calls = &m.GetCounter("hotline_softphone_calls_total", "Browser softphone calls answered");
+  shared->calls =
+      &m.GetCounter("hotline_softphone_calls_total", "Browser softphone calls answered");
   shared->over_capacity = &m.GetCounter("hotline_softphone_over_capacity_total",
                                         "Softphone calls turned away at the call cap");
   shared->protocol_errors = &m.GetCounter("hotline_softphone_protocol_errors_total",
                                           "Softphone calls closed for malformed input");
-  shared->transfers = &m.GetCounter("hotline_softphone_transfers_total",
-                                    "Softphone calls handed to a human agent");
+  shared->transfers =
+      &m.GetCounter("hotline_softphone_transfers_total", "Softphone calls handed to a human agent");
   shared->active_gauge =
       &m.GetGauge("hotline_softphone_active_calls", "Softphone calls in progress");
   return std::unique_ptr<SoftphoneEndpoint>(new SoftphoneEndpoint(std::move(shared)));
@@ -340,8 +341,9 @@ int SoftphoneEndpoint::active_calls() const { return shared_->active.load(); }
 
 WebSocketFactory SoftphoneEndpoint::Factory() {
   std::shared_ptr<Shared> shared = shared_;
-  return [shared](const Request&, std::shared_ptr<WebSocketConnection> ws)
-             -> Result<std::unique_ptr<WebSocketHandler>> {
+  return [shared](
+             const Request&,
+             std::shared_ptr<WebSocketConnection> ws) -> Result<std::unique_ptr<WebSocketHandler>> {
     return std::unique_ptr<WebSocketHandler>(new SoftphoneCallHandler(shared, std::move(ws)));
   };
 }

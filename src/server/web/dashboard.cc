@@ -6,10 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "server/http_server.h"
 
@@ -180,7 +179,8 @@ void Dashboard::Sample(int64_t unix_ms) {
     p.v2v_p99 = v2v.Quantile(0.99) * 1000;
   }
   for (size_t i = 0; i < kStageCount; ++i) {
-    const uint64_t c = r.stage_count[i] - (base ? std::min(r.stage_count[i], base->stage_count[i]) : 0);
+    const uint64_t c =
+        r.stage_count[i] - (base ? std::min(r.stage_count[i], base->stage_count[i]) : 0);
     const double s = r.stage_sum[i] - (base ? base->stage_sum[i] : 0);
     p.stage_mean_ms[i] = c > 0 ? s / static_cast<double>(c) * 1000 : kNaN;
   }
@@ -196,10 +196,12 @@ void Dashboard::Sample(int64_t unix_ms) {
     p.turns_per_min = (r.turns - base->turns) * 60000.0 / static_cast<double>(r.t_ms - base->t_ms);
   }
   const uint64_t steps = r.batch_count - (base ? std::min(r.batch_count, base->batch_count) : 0);
-  if (steps > 0) p.batch_mean = (r.batch_sum - (base ? base->batch_sum : 0)) / static_cast<double>(steps);
+  if (steps > 0)
+    p.batch_mean = (r.batch_sum - (base ? base->batch_sum : 0)) / static_cast<double>(steps);
   if (prev != nullptr && r.t_ms > prev->t_ms && std::isfinite(r.cpu_seconds) &&
       std::isfinite(prev->cpu_seconds)) {
-    p.cpu_cores = (r.cpu_seconds - prev->cpu_seconds) * 1000.0 / static_cast<double>(r.t_ms - prev->t_ms);
+    p.cpu_cores =
+        (r.cpu_seconds - prev->cpu_seconds) * 1000.0 / static_cast<double>(r.t_ms - prev->t_ms);
   }
   p.raw = std::move(r);
 

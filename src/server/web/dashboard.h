@@ -38,9 +38,9 @@ namespace hotline::server {
 class HttpServer;
 
 struct DashboardOptions {
-  int interval_ms = 1000;     // sampling period
-  int history_points = 600;   // ring size: 10 minutes at 1 s
-  int window_points = 60;     // percentiles, means and tier counts over this many samples
+  int interval_ms = 1000;    // sampling period
+  int history_points = 600;  // ring size: 10 minutes at 1 s
+  int window_points = 60;    // percentiles, means and tier counts over this many samples
 };
 
 class Dashboard {

@@ -1,12 +1,12 @@
 #include "server/web/dashboard.h"
 
-#include <cmath>
+#include <gtest/gtest.h>
+
 #include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "net/http_client.h"
 #include "server/http_server.h"
@@ -19,8 +19,8 @@ using json = nlohmann::json;
 // A registry shaped like a serving process's: pipeline counters and histograms, one transport.
 struct FakeProcess {
   MetricsRegistry r;
-  Histogram& v2v = r.GetHistogram("hotline_pipeline_voice_to_voice_seconds", "v2v",
-                                  LatencyBucketsSeconds());
+  Histogram& v2v =
+      r.GetHistogram("hotline_pipeline_voice_to_voice_seconds", "v2v", LatencyBucketsSeconds());
   Histogram& asr = r.GetHistogram("hotline_pipeline_stage_seconds", "stage",
                                   LatencyBucketsSeconds(), {{"stage", "asr"}});
   Counter& turns = r.GetCounter("hotline_pipeline_turns_total", "turns");
@@ -154,7 +154,8 @@ TEST(Dashboard, ServedOverHttpWithSinceValidated) {
   EXPECT_EQ(r->Header("Cache-Control"), "no-store");
   EXPECT_EQ(json::parse(r->body)["series"]["t"], json::array({6000}));
   for (const char* bad : {"since=abc", "since=-1", "since=12x", "since=99999999999999999999"}) {
-    auto b = client.Send(net::HttpRequest::Get((*server)->Url(std::string("/api/dashboard?") + bad)));
+    auto b =
+        client.Send(net::HttpRequest::Get((*server)->Url(std::string("/api/dashboard?") + bad)));
     ASSERT_TRUE(b.ok());
     EXPECT_EQ(b->status, 400) << bad;
   }

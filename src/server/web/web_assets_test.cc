@@ -1,9 +1,9 @@
 #include "server/web/web_assets.h"
 
+#include <gtest/gtest.h>
+
 #include <set>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "net/http_client.h"
 #include "server/http_server.h"
@@ -65,13 +65,13 @@ TEST_F(WebPagesTest, PagesAndAssetsWithTypesCachingAndPolicy) {
     const char* type;
     const char* contains;
   };
-  for (const Case& c : {Case{"/softphone", "text/html; charset=utf-8", "/web/softphone.js"},
-                        Case{"/dashboard", "text/html; charset=utf-8", "/web/dashboard.js"},
-                        Case{"/web/softphone.js", "text/javascript; charset=utf-8", "getUserMedia"},
-                        Case{"/web/softphone-worklet.js", "text/javascript; charset=utf-8",
-                             "registerProcessor"},
-                        Case{"/web/dashboard.js", "text/javascript; charset=utf-8", "/api/dashboard"},
-                        Case{"/web/style.css", "text/css; charset=utf-8", "body"}}) {
+  for (const Case& c :
+       {Case{"/softphone", "text/html; charset=utf-8", "/web/softphone.js"},
+        Case{"/dashboard", "text/html; charset=utf-8", "/web/dashboard.js"},
+        Case{"/web/softphone.js", "text/javascript; charset=utf-8", "getUserMedia"},
+        Case{"/web/softphone-worklet.js", "text/javascript; charset=utf-8", "registerProcessor"},
+        Case{"/web/dashboard.js", "text/javascript; charset=utf-8", "/api/dashboard"},
+        Case{"/web/style.css", "text/css; charset=utf-8", "body"}}) {
     auto r = Get(c.path);
     ASSERT_TRUE(r.ok()) << c.path;
     EXPECT_EQ(r->status, 200) << c.path;

@@ -59,18 +59,19 @@ Status ClientDecoder::Decode(std::string_view data, bool binary, ClientMessage& 
 
 Status ClientDecoder::DecodeAudio(std::string_view data, ClientMessage& out) {
   if (!started()) {
-    return InvalidArgumentError("audio before the start message: send {\"type\":\"start\",...} first");
+    return InvalidArgumentError(
+        "audio before the start message: send {\"type\":\"start\",...} first");
   }
   if (data.size() % 2 != 0) {
     return InvalidArgumentError("audio message of " + std::to_string(data.size()) +
                                 " bytes is not a whole number of 16-bit samples");
   }
   if (data.size() < min_audio_bytes() || data.size() > max_audio_bytes()) {
-    return InvalidArgumentError(
-        "audio message of " + std::to_string(data.size()) + " bytes is outside " +
-        std::to_string(min_audio_bytes()) + ".." + std::to_string(max_audio_bytes()) + " bytes (" +
-        std::to_string(kMinFrameMs) + ".." + std::to_string(kMaxFrameMs) + " ms at " +
-        std::to_string(sample_rate_hz_) + " Hz)");
+    return InvalidArgumentError("audio message of " + std::to_string(data.size()) +
+                                " bytes is outside " + std::to_string(min_audio_bytes()) + ".." +
+                                std::to_string(max_audio_bytes()) + " bytes (" +
+                                std::to_string(kMinFrameMs) + ".." + std::to_string(kMaxFrameMs) +
+                                " ms at " + std::to_string(sample_rate_hz_) + " Hz)");
   }
   out.type = ClientMessageType::kAudio;
   out.audio = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size());

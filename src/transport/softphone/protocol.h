@@ -40,11 +40,11 @@ enum class ClientMessageType { kStart, kAudio, kMark, kDtmf, kHangup };
 
 struct ClientMessage {
   ClientMessageType type = ClientMessageType::kStart;
-  int sample_rate_hz = 0;           // kStart: 8000 or 16000
-  std::string caller_id;            // kStart: optional, printable ASCII
-  std::span<const uint8_t> audio;   // kAudio: views the decoded message's bytes
-  std::string mark_name;            // kMark
-  char digit = 0;                   // kDtmf
+  int sample_rate_hz = 0;          // kStart: 8000 or 16000
+  std::string caller_id;           // kStart: optional, printable ASCII
+  std::span<const uint8_t> audio;  // kAudio: views the decoded message's bytes
+  std::string mark_name;           // kMark
+  char digit = 0;                  // kDtmf
 };
 
 class ClientDecoder {

@@ -1,10 +1,10 @@
 #include "transport/softphone/protocol.h"
 
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 namespace hotline::transport::softphone {
 namespace {
@@ -131,7 +131,8 @@ TEST(SoftphoneProtocol, AudioBeforeStartAndOversizedTextAreRefused) {
   Status s = d.Decode(std::string(640, '\0'), true, m);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("audio before the start message"), std::string::npos);
-  std::string big = R"({"type":"start","sample_rate":16000,"pad":")" + std::string(5000, 'x') + "\"}";
+  std::string big =
+      R"({"type":"start","sample_rate":16000,"pad":")" + std::string(5000, 'x') + "\"}";
   s = d.Decode(big, false, m);
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(s.message().find("exceeds 4096"), std::string::npos);
