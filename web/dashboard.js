@@ -8,7 +8,7 @@
   const W = 600;   // viewBox width; the SVG scales to its box
   const H = 200;
   const PAD = { left: 46, right: 8, top: 8, bottom: 20 };
-  const COLORS = ['#4cc2ff', '#3fb950', '#d29922', '#f85149', '#bc8cff', '#39c5cf', '#ff9bce', '#8b98a5'];
+  const COLORS = ['#4cc2ff', '#3fb950', '#d29922', '#f85149', '#bc8cff', '#39c5cf', '#ff9bce', '#8b98a5', '#e6edf3'];
 
   // Client copy of the server's ring: columns keyed like the JSON's "series".
   const data = { series: { t: [] }, totals: null, historyMs: 600000, engine: false, tiers: [], stages: [] };
@@ -25,7 +25,8 @@
     { key: 'hit', label: 'cache hit rate (L1-L3, 1 min)', get: (s) => pct(last(s.cache_hit_rate)) },
     { key: 'calls', label: 'calls since start', get: (s, t) => t && t.calls },
     { key: 'turns', label: 'turns since start', get: (s, t) => t && t.turns },
-    { key: 'rejects', label: 'unanswered (fallback)', get: (s, t) => t && t.rejects },
+    { key: 'rejects', label: 'cache rejects (1 min)', get: (s) => last(s.cache_rejects) },
+    { key: 'unanswered', label: 'unanswered (fallback)', get: (s, t) => t && t.unanswered },
     { key: 'busy', label: 'turned away (busy)', get: (s, t) => t && t.over_capacity, bad: 1 },
     { key: 'errors', label: 'stage errors', get: (s, t) => t && t.errors, warn: 1 },
     { key: 'batch', label: 'engine batch (seq/step)', get: (s) => last(s.engine_batch_mean), engine: true },
@@ -38,7 +39,7 @@
     { id: 'v2v', title: 'Voice-to-voice latency, last minute (ms)',
       lines: [['v2v_p50_ms', 'P50'], ['v2v_p95_ms', 'P95'], ['v2v_p99_ms', 'P99']], min: 500, target: 1500 },
     { id: 'stages', title: 'Per-stage mean, last minute (ms)', stages: true, min: 100 },
-    { id: 'tiers', title: 'Answers per tier, last minute', tiers: true, min: 4 },
+    { id: 'tiers', title: 'Answers per tier and cache rejects, last minute', tiers: true, min: 4 },
     { id: 'hits', title: 'Cache hit rate (L1-L3 share of answers)', lines: [['cache_hit_rate', 'hit rate']], min: 1, max: 1, percent: true },
     { id: 'engine', title: 'Engine: batch size, queue, KV blocks in use', engine: true,
       lines: [['engine_batch_mean', 'batch'], ['engine_queue_depth', 'queue'], ['engine_running', 'running'], ['engine_kv_blocks_in_use', 'KV blocks']], min: 4 },
@@ -81,7 +82,10 @@
 
   function chartLines(c) {
     if (c.stages) return data.stages.map((s) => ['stage_' + s + '_ms', s]);
-    if (c.tiers) return data.tiers.map((t) => ['answers_' + t, t.toUpperCase()]);
+    if (c.tiers) {
+      return data.tiers.map((t) => ['answers_' + t, t.toUpperCase()])
+        .concat([['cache_rejects', 'rejected (L1/L2)']]);
+    }
     return c.lines;
   }
 

@@ -45,7 +45,8 @@ struct Dashboard::Raw {
   Histogram::Snapshot v2v;
   std::array<double, kStageCount> stage_sum{};
   std::array<uint64_t, kStageCount> stage_count{};
-  std::vector<double> tiers;  // per Tiers()
+  std::vector<double> tiers;              // per Tiers()
+  double rejects_l1 = 0, rejects_l2 = 0;  // cache candidates refused as unsafe
   bool engine = false;
   double queue_depth = kNaN, running = kNaN, kv_in_use = kNaN, kv_total = kNaN;
   double batch_sum = 0;
@@ -59,6 +60,7 @@ struct Dashboard::Point {
   double v2v_p50 = kNaN, v2v_p95 = kNaN, v2v_p99 = kNaN;  // ms, over the window
   std::array<double, kStageCount> stage_mean_ms{};
   std::vector<double> tier_window;  // answers per tier in the window
+  double rejects_window = kNaN;     // L1 + L2 refusals in the window
   double cache_hit_rate = kNaN;     // L1-L3 share of the window's answers
   double turns_per_min = kNaN;
   double batch_mean = kNaN;
@@ -138,6 +140,10 @@ void Dashboard::Sample(int64_t unix_ms) {
       const auto& tiers = Tiers();
       auto it = tier != nullptr ? std::find(tiers.begin(), tiers.end(), *tier) : tiers.end();
       if (it != tiers.end()) r.tiers[static_cast<size_t>(it - tiers.begin())] += s.value;
+    } else if (n == "hotline_answer_cache_rejects_total") {
+      const std::string* tier = Label(s.labels, "tier");
+      if (tier != nullptr && *tier == "l1") r.rejects_l1 += s.value;
+      if (tier != nullptr && *tier == "l2") r.rejects_l2 += s.value;
     } else if (n == "hotline_engine_queue_depth") {
       r.engine = true;
       r.queue_depth = s.value;
@@ -192,6 +198,8 @@ void Dashboard::Sample(int64_t unix_ms) {
     if (i < 3) cached += p.tier_window[i];  // l1, l2, l3
   }
   if (answers > 0) p.cache_hit_rate = cached / answers;
+  p.rejects_window =
+      std::max(0.0, r.rejects_l1 + r.rejects_l2 - (base ? base->rejects_l1 + base->rejects_l2 : 0));
   if (base != nullptr && r.t_ms > base->t_ms) {
     p.turns_per_min = (r.turns - base->turns) * 60000.0 / static_cast<double>(r.t_ms - base->t_ms);
   }
@@ -261,7 +269,8 @@ std::string Dashboard::Json(int64_t since_unix_ms) const {
       if (i < 3) cached += r.tiers[i];
     }
     totals["answers"] = tiers;
-    totals["rejects"] = r.tiers[Tiers().size() - 1];  // fallback: no tier could answer
+    totals["unanswered"] = r.tiers[Tiers().size() - 1];  // fallback: no tier could answer
+    totals["rejects"] = {{"l1", r.rejects_l1}, {"l2", r.rejects_l2}};
     totals["cache_hit_rate"] = answers > 0 ? cached / answers : kNaN;
     totals["rss_bytes"] = ValueOr(r.rss_bytes);
     if (engine) {
@@ -296,6 +305,7 @@ std::string Dashboard::Json(int64_t since_unix_ms) const {
     column(name.c_str(), [i](const Point& p) { return p.tier_window[i]; });
   }
   column("cache_hit_rate", [](const Point& p) { return p.cache_hit_rate; });
+  column("cache_rejects", [](const Point& p) { return p.rejects_window; });
   column("turns_per_min", [](const Point& p) { return p.turns_per_min; });
   column("cpu_cores", [](const Point& p) { return p.cpu_cores; });
   column("rss_mb", [](const Point& p) { return p.raw.rss_bytes / (1024.0 * 1024.0); });

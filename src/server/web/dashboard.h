@@ -9,7 +9,8 @@
 // holds: calls in progress; voice-to-voice P50/P95/P99 and each stage's mean over the last
 // `window_points` samples (from the histograms' bucket deltas, so a point describes recent turns,
 // not the process's whole life); answers per tier over the same window and the share the caches
-// (L1-L3) answered; the engine's batch size (mean sequences per forward pass), queue depth,
+// (L1-L3) answered, and the candidates the caches refused as unsafe (the intent classifier under
+// its threshold, the L2 meaning guard); the engine's batch size (mean sequences per forward pass), queue depth,
 // running sequences and KV blocks in use when an engine reports them; the process's CPU cores and
 // resident memory. "totals" has the process-lifetime figures for the big numbers.
 //

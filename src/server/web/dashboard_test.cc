@@ -63,6 +63,13 @@ TEST(Dashboard, PercentilesAndTiersDescribeTheWindowNotTheWholeLife) {
   for (int i = 0; i < 20; ++i) p.v2v.Observe(0.4);
   for (int i = 0; i < 20; ++i) p.asr.Observe(0.1);
   p.Tier("l1").Increment(20);
+  p.r.GetCounter("hotline_answer_cache_rejects_total", "r",
+                 {{"tier", "l2"}, {"reason", "meaning_guard"}})
+      .Increment(2);
+  p.r.GetCounter("hotline_answer_cache_rejects_total", "r",
+                 {{"tier", "l1"}, {"reason", "low_confidence"}})
+      .Increment(1);
+  p.Tier("fallback").Increment(1);
   p.turns.Increment(20);
   p.active.Set(3);
   p.busy.Increment(2);
@@ -80,14 +87,19 @@ TEST(Dashboard, PercentilesAndTiersDescribeTheWindowNotTheWholeLife) {
   EXPECT_TRUE(s["stage_answer_ms"][3].is_null());
   EXPECT_EQ(s["answers_l1"][3], 20);
   EXPECT_EQ(s["answers_llm"][3], 0);
-  EXPECT_DOUBLE_EQ(s["cache_hit_rate"][3].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(s["cache_hit_rate"][3].get<double>(), 20.0 / 21.0);
+  EXPECT_EQ(s["cache_rejects"][3], 3);
+  EXPECT_EQ(s["cache_rejects"][2], 0);
   EXPECT_NEAR(s["turns_per_min"][3].get<double>(), 20 * 60000.0 / 3000, 1e-6);
   EXPECT_EQ(s["active_calls"][3], 3);
   // Totals are the whole life: 10 slow + 20 fast.
   const auto& t = doc["totals"];
   EXPECT_EQ(t["answers"]["l1"], 20);
   EXPECT_EQ(t["answers"]["llm"], 10);
-  EXPECT_NEAR(t["cache_hit_rate"].get<double>(), 20.0 / 30.0, 1e-9);
+  EXPECT_NEAR(t["cache_hit_rate"].get<double>(), 20.0 / 31.0, 1e-9);
+  EXPECT_EQ(t["unanswered"], 1);
+  EXPECT_EQ(t["rejects"]["l1"], 1);
+  EXPECT_EQ(t["rejects"]["l2"], 2);
   EXPECT_GT(t["v2v_p99_ms"].get<double>(), 2000);
   EXPECT_EQ(t["over_capacity"], 2);
   EXPECT_EQ(t["turns"], 20);
