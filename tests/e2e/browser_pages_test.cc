@@ -98,6 +98,7 @@ class Browser {
     }
     std::error_code ec;
     if (!profile_.empty()) std::filesystem::remove_all(profile_, ec);
+    if (!log_.empty()) std::filesystem::remove(log_, ec);
   }
 
   // Starts chromium on `url`; fake microphone from `wav` when given. Empty: it started; otherwise
