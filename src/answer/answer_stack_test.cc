@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "answer/memory_store.h"
+#include "common/metrics.h"
 
 namespace hotline::answer {
 namespace {
@@ -149,8 +150,12 @@ TEST(AnswerStack, MeaningFlipIsNotServedFromTheSemanticCache) {
   EXPECT_FALSE(near.hit.has_value());
   EXPECT_GE(near.best_similarity, s.stack->semantic_cache()->threshold());
   EXPECT_EQ(near.blocked_by, "negation");
+  Counter& rejects = MetricsRegistry::Global().GetCounter(
+      "hotline_answer_cache_rejects_total", "", {{"tier", "l2"}, {"reason", "meaning_guard"}});
+  const uint64_t rejects_before = rejects.value();
   AnswerResult r = s.Ask("My card was not charged twice", caller);
   EXPECT_EQ(r.tier, AnswerTierId::kLlm);
+  EXPECT_EQ(rejects.value(), rejects_before + 1);  // the refusal is counted
   EXPECT_EQ(r.text, "Payments can take a day to show.");
   EXPECT_EQ(s.llm.calls, 2);
   // The same question again is an L2 hit (the guard passes what does not flip).

@@ -1,10 +1,21 @@
 #include "answer/answer_tiers.h"
 
 #include "common/log.h"
+#include "common/metrics.h"
 
 namespace hotline::answer {
 
 namespace {
+
+// A cache tier that had a candidate and refused it as unsafe (counted for /metrics and the
+// dashboard): the intent classifier below its calibrated threshold (L1), a meaning guard (L2).
+void CountReject(const char* tier, std::string_view reason) {
+  MetricsRegistry::Global()
+      .GetCounter("hotline_answer_cache_rejects_total",
+                  "Cache candidates refused as unsafe, by tier and reason",
+                  {{"tier", tier}, {"reason", std::string(reason)}})
+      .Increment();
+}
 
 // Runs template tools through the registry for one caller and keeps the values they returned.
 class RegistrySlotTool : public SlotTool {
@@ -39,6 +50,9 @@ Result<std::optional<TierAnswer>> IntentTier::Lookup(const Question& q, const Ca
   L1Result r = cache_.Answer(*q.prediction, q.entity_list, {}, tool ? &*tool : nullptr);
   if (r.outcome == L1Outcome::kMiss) {
     HLOG_DEBUG("L1 miss for intent '{}': {}", r.intent, r.reason);
+    if (!q.prediction->intent.empty() && !q.prediction->accepted) {
+      CountReject("l1", "low_confidence");
+    }
     return std::optional<TierAnswer>();
   }
   TierAnswer a;
@@ -62,17 +76,24 @@ Result<std::optional<TierAnswer>> IntentTier::Peek(const Question& q) {
 }
 
 Result<std::optional<TierAnswer>> SemanticTier::Lookup(const Question& q, const CallerSession&) {
+  return Find(q, /*count=*/true);
+}
+
+Result<std::optional<TierAnswer>> SemanticTier::Find(const Question& q, bool count) {
   if (q.text.empty()) return std::optional<TierAnswer>();
   ASSIGN_OR_RETURN(SemanticLookupResult r, cache_.Lookup(q.text));
   if (!r.hit) {
-    if (!r.blocked_by.empty()) HLOG_DEBUG("L2 candidate blocked by the {} guard", r.blocked_by);
+    if (!r.blocked_by.empty()) {
+      HLOG_DEBUG("L2 candidate blocked by the {} guard", r.blocked_by);
+      if (count) CountReject("l2", "meaning_guard");
+    }
     return std::optional<TierAnswer>();
   }
   return std::optional<TierAnswer>(TierAnswer{std::move(r.hit->answer), false, {}});
 }
 
 Result<std::optional<TierAnswer>> SemanticTier::Peek(const Question& q) {
-  return Lookup(q, CallerSession(""));
+  return Find(q, /*count=*/false);  // no side effects: not counted
 }
 
 Status SemanticTier::Learn(const Question& q, std::string_view answer,

@@ -62,6 +62,8 @@ class SemanticTier : public AnswerTier {
   static std::string TagFor(const std::vector<std::string>& depends_on);
 
  private:
+  // Lookup and Peek; `count`: a guard's refusal is counted (Lookup only).
+  Result<std::optional<TierAnswer>> Find(const Question& q, bool count);
   SemanticCache& cache_;
 };
 

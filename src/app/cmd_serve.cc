@@ -2,8 +2,9 @@
 //                [--set key=value ...]`
 // Hotline's server: Twilio Media Streams calls at ws://H:P/twilio and Asterisk AudioSocket calls
 // on TCP port Q, each a CallSession over the shared call stack (recognizer, synthesizer,
-// knowledge base, answer caches), plus /healthz, /readyz, /metrics and the token-protected admin
-// API (/admin/*), until SIGINT or SIGTERM.
+// knowledge base, answer caches), browser calls from the /softphone page (ws://H:P/softphone/ws),
+// the live /dashboard (/api/dashboard), plus /healthz, /readyz, /metrics and the token-protected
+// admin API (/admin/*), until SIGINT or SIGTERM.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -22,8 +23,11 @@
 #include "server/admin/admin_api.h"
 #include "server/calls/audiosocket_server.h"
 #include "server/calls/call_registry.h"
+#include "server/calls/softphone_endpoint.h"
 #include "server/calls/twilio_endpoint.h"
 #include "server/http_server.h"
+#include "server/web/dashboard.h"
+#include "server/web/web_assets.h"
 
 namespace hotline::cli {
 namespace {
@@ -36,6 +40,8 @@ constexpr char kUsage[] =
     "  value=\"{{From}}\"/>), Asterisk AudioSocket on TCP port Q (dialplan: Answer() then\n"
     "  AudioSocket(<uuid>,H:Q)), /healthz, /readyz, /metrics, and the admin API at /admin/*\n"
     "  (Authorization: Bearer <admin.token or $HOTLINE_ADMIN_TOKEN>; off without a token).\n"
+    "  Browser pages: http://H:P/softphone (microphone calls; browsers allow the microphone on\n"
+    "  localhost or over HTTPS) and http://H:P/dashboard (live figures).\n"
     "  --host H           listen address (default server.host, 127.0.0.1)\n"
     "  --port P           listen port, 0 = any free port (default server.port, 8080)\n"
     "  --audiosocket-port Q  AudioSocket TCP port, 0 = any free port, -1 = off\n"
@@ -97,7 +103,10 @@ int RunServe(std::span<const std::string> argv) {
   int rc = 0;
   {
     // One cap for the calls on every transport.
-    auto registry = std::make_shared<server::CallRegistry>(cfg.calls);
+      auto registry = std::make_shared<server::CallRegistry>(cfg.calls);
+      // Declared before the server: its handler must outlive the server on every return path.
+      server::Dashboard dashboard(MetricsRegistry::Global(), {},
+                                  [registry] { return registry->active(); });
     auto twilio =
         server::TwilioEndpoint::Create((*stack)->resources(), cfg.twilio, nullptr, registry);
     if (!twilio.ok()) return Fail(twilio.status().WithContext("twilio endpoint"));
@@ -106,6 +115,18 @@ int RunServe(std::span<const std::string> argv) {
     if (Status s = (*server)->HandleWebSocket("/twilio", (*twilio)->Factory()); !s.ok()) {
       return Fail(s);
     }
+    server::SoftphoneConfig phone_config;
+    phone_config.max_calls = cfg.calls.max_calls;
+    phone_config.over_capacity_text = cfg.calls.over_capacity_text;
+    auto softphone =
+        server::SoftphoneEndpoint::Create((*stack)->resources(), phone_config, nullptr, registry);
+    if (!softphone.ok()) return Fail(softphone.status().WithContext("softphone endpoint"));
+    if (Status s = (*server)->HandleWebSocket("/softphone/ws", (*softphone)->Factory()); !s.ok()) {
+      return Fail(s);
+    }
+    if (Status s = server::RegisterWebPages(**server); !s.ok()) return Fail(s);
+    if (Status s = dashboard.Register(**server); !s.ok()) return Fail(s);
+
     std::unique_ptr<server::AudioSocketServer> audiosocket;
     if (cfg.audiosocket.port >= 0) {
       auto as = server::AudioSocketServer::Create((*stack)->resources(), cfg.audiosocket, nullptr,
@@ -150,18 +171,22 @@ int RunServe(std::span<const std::string> argv) {
     if (audiosocket != nullptr) {
       if (Status s = audiosocket->Start(); !s.ok()) return Fail(s);
     }
+    dashboard.Start();
     std::cerr << "hotline: answering calls at " << (*server)->Url("/twilio", "ws");
     if (audiosocket != nullptr) {
       std::cerr << " and AudioSocket tcp://" << cfg.audiosocket.host << ":" << audiosocket->port();
     }
     std::cerr << " (metrics at " << (*server)->Url("/metrics") << "; admin API "
               << (cfg.admin.token.empty() ? "off" : "on") << ")" << std::endl;
+    std::cerr << "hotline: softphone at " << (*server)->Url("/softphone") << ", dashboard at "
+              << (*server)->Url("/dashboard") << std::endl;
 
     int sig = 0;
     sigwait(&signals, &sig);
     std::cerr << "hotline: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", stopping" << std::endl;
     if (audiosocket != nullptr) audiosocket->Stop();
     (*server)->Stop();
+    dashboard.Stop();
   }
   std::error_code ec;
   std::filesystem::remove(kb_db, ec);

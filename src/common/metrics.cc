@@ -217,6 +217,41 @@ std::string MetricsRegistry::ExposeText() const {
   return out.str();
 }
 
+std::vector<CollectedMetric> MetricsRegistry::Collect(std::string_view prefix) const {
+  std::vector<CollectedMetric> out;
+  std::lock_guard lock(mu_);
+  for (auto it = families_.lower_bound(prefix);
+       it != families_.end() && std::string_view(it->first).substr(0, prefix.size()) == prefix;
+       ++it) {
+    const auto& [name, f] = *it;
+    auto add = [&](CollectedMetric::Kind kind, const Labels& labels) -> CollectedMetric& {
+      CollectedMetric& s = out.emplace_back();
+      s.name = name;
+      s.kind = kind;
+      s.labels = labels;
+      return s;
+    };
+    switch (f.kind) {
+      case Kind::kCounter:
+        for (const auto& [labels, c] : f.counters) {
+          add(CollectedMetric::Kind::kCounter, labels).value = static_cast<double>(c->value());
+        }
+        break;
+      case Kind::kGauge:
+        for (const auto& [labels, g] : f.gauges) {
+          add(CollectedMetric::Kind::kGauge, labels).value = g->value();
+        }
+        break;
+      case Kind::kHistogram:
+        for (const auto& [labels, h] : f.histograms) {
+          add(CollectedMetric::Kind::kHistogram, labels).histogram = h->Snap();
+        }
+        break;
+    }
+  }
+  return out;
+}
+
 double PercentileSummary::Percentile(double p) const {
   if (samples_.empty()) return std::numeric_limits<double>::quiet_NaN();
   if (!sorted_ || sorted_size_ != samples_.size()) {

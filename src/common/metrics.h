@@ -77,6 +77,17 @@ std::vector<double> LatencyBucketsSeconds();
 // Buckets 1, 2, 4, ... up to `max` (batch sizes, queue depths).
 std::vector<double> PowersOfTwoBuckets(double max);
 
+// One series of a registry as Collect() reads it: a counter's or gauge's value, or a histogram's
+// snapshot. For in-process readers (the dashboard) that would otherwise parse the text exposition.
+struct CollectedMetric {
+  enum class Kind { kCounter, kGauge, kHistogram };
+  std::string name;
+  Kind kind = Kind::kCounter;
+  Labels labels;
+  double value = 0;               // counters and gauges
+  Histogram::Snapshot histogram;  // histograms
+};
+
 class MetricsRegistry {
  public:
   // The process-wide registry served at /metrics.
@@ -90,6 +101,10 @@ class MetricsRegistry {
 
   // Prometheus text exposition format 0.0.4, families sorted by name.
   std::string ExposeText() const;
+
+  // Every series of the families whose name starts with `prefix` ("" = all), families sorted by
+  // name. Takes the registration lock for the copy; updates continue meanwhile.
+  std::vector<CollectedMetric> Collect(std::string_view prefix = "") const;
 
  private:
   enum class Kind { kCounter, kGauge, kHistogram };

@@ -120,3 +120,34 @@ TEST(ProcessMetrics, AMissingProcessHasNoFigures) {
 
 }  // namespace
 }  // namespace hotline
+
+namespace hotline {
+namespace {
+
+TEST(Metrics, CollectReadsEverySeriesUnderAPrefix) {
+  MetricsRegistry r;
+  r.GetCounter("hotline_a_total", "a", {{"tier", "l1"}}).Increment(3);
+  r.GetCounter("hotline_a_total", "a", {{"tier", "kb"}}).Increment(1);
+  r.GetGauge("hotline_b", "b").Set(2.5);
+  r.GetHistogram("hotline_c_seconds", "c", {0.1, 1.0}).Observe(0.5);
+  r.GetGauge("other_d", "d").Set(7);
+
+  auto all = r.Collect();
+  EXPECT_EQ(all.size(), 5u);
+  auto mine = r.Collect("hotline_");
+  ASSERT_EQ(mine.size(), 4u);
+  EXPECT_EQ(mine[0].name, "hotline_a_total");
+  EXPECT_EQ(mine[0].kind, CollectedMetric::Kind::kCounter);
+  EXPECT_EQ(mine[0].labels, (Labels{{"tier", "kb"}}));
+  EXPECT_EQ(mine[0].value, 1);
+  EXPECT_EQ(mine[1].value, 3);
+  EXPECT_EQ(mine[2].kind, CollectedMetric::Kind::kGauge);
+  EXPECT_EQ(mine[2].value, 2.5);
+  EXPECT_EQ(mine[3].kind, CollectedMetric::Kind::kHistogram);
+  EXPECT_EQ(mine[3].histogram.count, 1u);
+  EXPECT_EQ(mine[3].histogram.cumulative_counts, (std::vector<uint64_t>{0, 1, 1}));
+  EXPECT_TRUE(r.Collect("nothing_").empty());
+}
+
+}  // namespace
+}  // namespace hotline
