@@ -25,16 +25,11 @@ constexpr char kUsage[] =
     "usage: hotline engine serve -m MODEL.gguf [--host H] [--port P] [--threads T]\n"
     "                            [--config FILE] [--set key=value ...]\n"
     "  Serves the model over the OpenAI-compatible API until SIGINT/SIGTERM:\n"
-    "  POST /v1/chat/completions and /v1/completions (stream true|false), GET /v1/models,
-"
-    "  /healthz, /readyz, /metrics. Over llm.engine.max_seq_len the oldest turns are dropped
-"
-    "  whole; a prompt that still does not fit is a 400 context_length_exceeded.
-"
-    "  -m, --model FILE   GGUF model (llama or qwen2 family; default llm.engine.model_path, the
-"
-    "                     demo model when that is empty)
-"
+    "  POST /v1/chat/completions and /v1/completions (stream true|false), GET /v1/models,\n"
+    "  /healthz, /readyz, /metrics. Over llm.engine.max_seq_len the oldest turns are dropped\n"
+    "  whole; a prompt that still does not fit is a 400 context_length_exceeded.\n"
+    "  -m, --model FILE   GGUF model (llama or qwen2 family; default llm.engine.model_path, the\n"
+    "                     demo model when that is empty)\n"
     "  --host H           listen address (default server.host, 127.0.0.1)\n"
     "  --port P           listen port, 0 = any free port (default server.port, 8080)\n"
     "  --threads T        engine compute threads (default llm.engine.threads)\n"
