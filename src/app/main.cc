@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "app/cli.h"
+#include "common/log.h"
 
 namespace {
 
@@ -22,6 +23,9 @@ void PrintHelp() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Logs go to stderr from the start, so a command's stdout (tables, --json) carries only its
+  // output; commands may set their own level later.
+  hotline::InitLogging("info");
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     PrintHelp();

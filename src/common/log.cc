@@ -51,7 +51,9 @@ std::string RedactForLog(std::string_view text) {
 bool InitLogging(std::string_view level) {
   auto lvl = spdlog::level::from_str(std::string(level));
   if (lvl == spdlog::level::off && level != "off") return false;
-  auto logger = spdlog::stderr_color_mt("hotline");
+  // Called again (a command choosing its own level), the same stderr logger is kept.
+  auto logger = spdlog::get("hotline");
+  if (!logger) logger = spdlog::stderr_color_mt("hotline");
   spdlog::set_default_logger(logger);
   spdlog::set_level(lvl);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
