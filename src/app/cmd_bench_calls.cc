@@ -163,7 +163,23 @@ double LoadAverage1m() {
 struct ServerMetrics {
   std::map<std::string, double> tiers;  // answers by tier
   std::optional<ProcSample> proc;       // the server's hotline_process_* gauges, when it has them
+  // hotline_pipeline_after_endpoint_seconds by tier: end of the caller's turn -> first audio sent.
+  std::map<std::string, HistogramData> after_endpoint;
 };
+
+// `after` minus `before` (the same histogram read twice); `after` alone when the bounds differ
+// or `before` is absent (the tier had no turns yet).
+HistogramData HistogramDelta(const HistogramData& after, const HistogramData* before) {
+  if (before == nullptr || before->buckets.size() != after.buckets.size()) return after;
+  HistogramData d = after;
+  for (size_t i = 0; i < d.buckets.size(); ++i) {
+    if (d.buckets[i].first != before->buckets[i].first) return after;
+    d.buckets[i].second -= before->buckets[i].second;
+  }
+  d.count -= before->count;
+  d.sum -= before->sum;
+  return d;
+}
 
 // The server's /metrics; error when it cannot be read.
 Result<ServerMetrics> ReadServerMetrics(net::HttpClient& http, const std::string& metrics_url) {
@@ -177,6 +193,11 @@ Result<ServerMetrics> ReadServerMetrics(net::HttpClient& http, const std::string
   ServerMetrics m;
   for (const auto& tier : samples->LabelValues("hotline_pipeline_answers_total", "tier")) {
     m.tiers[tier] = samples->Sum("hotline_pipeline_answers_total", {{"tier", tier}});
+  }
+  for (const auto& tier :
+       samples->LabelValues("hotline_pipeline_after_endpoint_seconds_bucket", "tier")) {
+    auto h = HistogramOf(*samples, "hotline_pipeline_after_endpoint_seconds", {{"tier", tier}});
+    if (h) m.after_endpoint[tier] = std::move(*h);
   }
   bool has_cpu = false, has_rss = false;
   for (const MetricSample& s : samples->samples) {
@@ -407,6 +428,7 @@ int RunBenchCalls(std::span<const std::string> argv) {
   const double own_cpu_cores = (OwnCpuSeconds() - own_cpu_start) / wall_s;
 
   std::map<std::string, double> tiers;
+  std::map<std::string, HistogramData> after_endpoint;  // this run's turns, by tier
   std::optional<ProcSample> proc_after;
   std::string server_note;
   if (tiers_before.ok()) {
@@ -419,6 +441,12 @@ int RunBenchCalls(std::span<const std::string> argv) {
       for (const auto& [tier, count] : after->tiers) {
         const auto it = tiers_before->tiers.find(tier);
         tiers[tier] = count - (it == tiers_before->tiers.end() ? 0 : it->second);
+      }
+      for (const auto& [tier, hist] : after->after_endpoint) {
+        const auto it = tiers_before->after_endpoint.find(tier);
+        HistogramData d = HistogramDelta(
+            hist, it == tiers_before->after_endpoint.end() ? nullptr : &it->second);
+        if (d.count > 0) after_endpoint[tier] = std::move(d);
       }
     } else {
       tiers_note = "per-tier counts unavailable: " + after.status().message();
@@ -520,6 +548,14 @@ int RunBenchCalls(std::span<const std::string> argv) {
     out["failures"] = fail;
     if (tiers_note.empty()) {
       out["answers_by_tier"] = tiers;
+      // The server's side: what answering added to endpointing, by tier (bucket-interpolated).
+      nlohmann::json ae = nlohmann::json::object();
+      for (const auto& [tier, h] : after_endpoint) {
+        ae[tier] = {{"turns", h.count},
+                    {"p50", NumberOrNull(1000 * h.Quantile(0.5).value_or(NAN))},
+                    {"p99", NumberOrNull(1000 * h.Quantile(0.99).value_or(NAN))}};
+      }
+      out["after_endpoint_ms_by_tier"] = ae;
     } else {
       out["answers_by_tier"] = nullptr;
       out["answers_by_tier_note"] = tiers_note;
@@ -553,6 +589,15 @@ int RunBenchCalls(std::span<const std::string> argv) {
       std::printf("answers by tier (server /metrics delta):");
       for (const auto& [tier, count] : tiers) std::printf(" %s %.0f", tier.c_str(), count);
       std::printf("\n");
+      if (!after_endpoint.empty()) {
+        std::printf("end of turn -> first audio sent, server side by tier (P50 / P99):");
+        for (const auto& [tier, h] : after_endpoint) {
+          std::printf(" %s %s / %s (%.0f)", tier.c_str(),
+                      Ms(1000 * h.Quantile(0.5).value_or(NAN)).c_str(),
+                      Ms(1000 * h.Quantile(0.99).value_or(NAN)).c_str(), h.count);
+        }
+        std::printf("\n");
+      }
     } else {
       std::printf("%s\n", tiers_note.c_str());
     }

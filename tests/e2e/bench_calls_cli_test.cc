@@ -134,6 +134,15 @@ TEST(BenchCallsCli, TwoConcurrentCallsReportLatencyTiersAndServerFigures) {
   double answers = 0;
   for (const auto& [tier, count] : j["answers_by_tier"].items()) answers += count.get<double>();
   EXPECT_GE(answers, turns) << j["answers_by_tier"].dump();
+  // The server's side of the same turns: end of turn -> first audio, by tier.
+  ASSERT_TRUE(j["after_endpoint_ms_by_tier"].is_object()) << j.dump(2);
+  double timed = 0;
+  for (const auto& [tier, h] : j["after_endpoint_ms_by_tier"].items()) {
+    timed += h["turns"].get<double>();
+    EXPECT_GE(h["p50"].get<double>(), 0) << tier;
+    EXPECT_LE(h["p50"].get<double>(), h["p99"].get<double>()) << tier;
+  }
+  EXPECT_GE(timed, 1) << j["after_endpoint_ms_by_tier"].dump();
 
   ASSERT_TRUE(j["server"].is_object()) << j.dump(2);
   EXPECT_EQ(j["server"]["pid"], server.pid());
