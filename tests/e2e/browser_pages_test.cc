@@ -451,7 +451,11 @@ TEST_F(BrowserPagesTest, DashboardInChromiumDrawsChartsWithData) {
     std::this_thread::sleep_for(next - Clock::now());
   }
   EXPECT_TRUE(answered.load()) << "the call got no answered turn";
-  caller.SendText(R"({"type":"hangup"})");
+  // End the call without another WebSocket write: the reader thread is inside the same stream,
+  // and the server's close (its answer to a hang-up message) would be processed there while
+  // this thread's write is still returning. Closing our sending side is a caller hanging up
+  // abruptly; the server ends the call and closes, which ends the reader.
+  ::shutdown(caller.socket().native_handle(), SHUT_WR);
   reader.join();
 
   // Let the sampler take a few points after the turn.
