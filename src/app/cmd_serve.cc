@@ -115,11 +115,8 @@ int RunServe(std::span<const std::string> argv) {
     if (Status s = (*server)->HandleWebSocket("/twilio", (*twilio)->Factory()); !s.ok()) {
       return Fail(s);
     }
-    server::SoftphoneConfig phone_config;
-    phone_config.max_calls = cfg.calls.max_calls;
-    phone_config.over_capacity_text = cfg.calls.over_capacity_text;
-    auto softphone =
-        server::SoftphoneEndpoint::Create((*stack)->resources(), phone_config, nullptr, registry);
+    // The shared registry carries calls.max_calls and calls.over_capacity_text.
+    auto softphone = server::SoftphoneEndpoint::Create((*stack)->resources(), {}, nullptr, registry);
     if (!softphone.ok()) return Fail(softphone.status().WithContext("softphone endpoint"));
     if (Status s = (*server)->HandleWebSocket("/softphone/ws", (*softphone)->Factory()); !s.ok()) {
       return Fail(s);

@@ -236,7 +236,7 @@ class SoftphoneCallHandler final : public WebSocketHandler {
     const std::string& audio =
         format_.sample_rate_hz == 16000 ? shared_->busy_pcm_16k : shared_->busy_pcm_8k;
     busy_audio_ms_ = static_cast<int64_t>(audio.size() / 2) * 1000 / format_.sample_rate_hz;
-    (void)ws_->SendText(sp::EncodeEnd("busy", shared_->config.over_capacity_text));
+    (void)ws_->SendText(sp::EncodeEnd("busy", shared_->registry->over_capacity_text()));
     const size_t chunk = static_cast<size_t>(format_.sample_rate_hz / 1000 * kBusyChunkMs) * 2;
     for (size_t i = 0; i < audio.size(); i += chunk) {
       (void)ws_->SendBinary(audio.substr(i, chunk));
@@ -313,12 +313,18 @@ Result<std::unique_ptr<SoftphoneEndpoint>> SoftphoneEndpoint::Create(
   RETURN_IF_ERROR(resources.Validate());
   auto shared = std::make_shared<Shared>();
   shared->resources = &resources;
-  ASSIGN_OR_RETURN(shared->busy_pcm_8k,
-                   SynthesizePcm16(resources, config.over_capacity_text, 8000));
-  ASSIGN_OR_RETURN(shared->busy_pcm_16k,
-                   SynthesizePcm16(resources, config.over_capacity_text, 16000));
-  shared->registry =
-      registry != nullptr ? std::move(registry) : std::make_shared<CallRegistry>(config.max_calls);
+  // One cap and one busy message for every transport: a shared registry's text wins, as on
+  // Twilio and AudioSocket; without one, a registry of this endpoint's own from `config`.
+  if (registry == nullptr) {
+    CallsConfig own;
+    own.max_calls = config.max_calls;
+    own.over_capacity_text = config.over_capacity_text;
+    registry = std::make_shared<CallRegistry>(std::move(own));
+  }
+  shared->registry = std::move(registry);
+  const std::string& busy_text = shared->registry->over_capacity_text();
+  ASSIGN_OR_RETURN(shared->busy_pcm_8k, SynthesizePcm16(resources, busy_text, 8000));
+  ASSIGN_OR_RETURN(shared->busy_pcm_16k, SynthesizePcm16(resources, busy_text, 16000));
   shared->config = std::move(config);
   char prefix[32];
   std::snprintf(prefix, sizeof prefix, "web-%08x-", static_cast<unsigned>(std::random_device{}()));

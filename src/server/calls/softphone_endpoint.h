@@ -34,8 +34,8 @@
 namespace hotline::server {
 
 struct SoftphoneConfig {
-  // Concurrent calls when no shared CallRegistry is given (`hotline serve` shares calls.max_calls
-  // across every transport).
+  // Cap and busy message when no shared CallRegistry is given; with one (`hotline serve`), the
+  // registry's calls.max_calls and calls.over_capacity_text apply.
   int max_calls = 32;
   std::string over_capacity_text =
       "All our lines are busy right now. Please call again in a few minutes. Goodbye.";
