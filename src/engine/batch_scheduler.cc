@@ -67,6 +67,8 @@ struct EngineMetrics {
   Gauge& kv_blocks_cached;
   Counter& prefix_hit_tokens;
   Counter& preemptions;
+  Counter& joined;
+  Counter& copied_prefix_tokens;
   Counter& generated_tokens;
   Counter& steps;
   Histogram& batch_sequences;
@@ -85,6 +87,10 @@ struct EngineMetrics {
                      "Prompt tokens served from the prefix cache"),
         r.GetCounter("hotline_engine_preemptions_total",
                      "Sequences preempted for KV blocks or a batch slot"),
+        r.GetCounter("hotline_engine_joined_requests_total",
+                     "Requests that joined a forward pass already in flight"),
+        r.GetCounter("hotline_engine_prefix_copied_tokens_total",
+                     "Prompt tokens copied from another sequence's partial KV block"),
         r.GetCounter("hotline_engine_generated_tokens_total", "Tokens generated"),
         r.GetCounter("hotline_engine_steps_total", "Batched forward passes"),
         r.GetHistogram("hotline_engine_batch_sequences", "Sequences per forward pass",
@@ -106,6 +112,7 @@ BatchSchedulerConfig BatchSchedulerConfig::FromEngine(const EngineConfig& c) {
   BatchSchedulerConfig b;
   b.max_batch_size = c.max_batch_size;
   b.max_num_batched_tokens = c.max_num_batched_tokens;
+  b.join_max_tokens = c.join_max_tokens;
   b.kv_block_tokens = c.kv_block_tokens;
   b.kv_cache_bytes = c.kv_cache_bytes;
   return b;
@@ -122,6 +129,10 @@ Status BatchSchedulerConfig::Validate() const {
   }
   if (kv_block_tokens < 1 || kv_block_tokens > 65536) {
     return InvalidArgumentError("kv_block_tokens must be in [1, 65536]");
+  }
+  if (join_max_tokens < 0 || join_max_tokens > 65536) {
+    return InvalidArgumentError("join_max_tokens must be in [0, 65536], got " +
+                                std::to_string(join_max_tokens));
   }
   if (max_queue < 1) return InvalidArgumentError("max_queue must be positive");
   return Status::Ok();
@@ -243,6 +254,7 @@ Result<std::shared_ptr<RequestHandle>> BatchScheduler::Submit(BatchRequest reque
     }
     seq->arrival = next_arrival_++;
     incoming_.push_back(std::move(seq));
+    has_incoming_.store(true, std::memory_order_release);
   }
   wake_->cv.notify_all();
   return handle;
@@ -279,6 +291,8 @@ void BatchScheduler::Publish() {
   s.steps = steps_;
   s.batched_tokens = batched_tokens_;
   s.preemptions = preemptions_;
+  s.joined = joined_;
+  s.copied_prefix_tokens = copied_prefix_tokens_;
   s.last_batch_sequences = last_batch_sequences_;
   s.max_batch_sequences = max_batch_sequences_;
   EngineMetrics& m = EngineMetrics::Get();
@@ -288,6 +302,8 @@ void BatchScheduler::Publish() {
   m.kv_blocks_cached.Set(s.kv_blocks_cached);
   m.prefix_hit_tokens.Increment(s.prefix_hit_tokens - published_.prefix_hit_tokens);
   m.preemptions.Increment(s.preemptions - published_.preemptions);
+  m.joined.Increment(s.joined - published_.joined);
+  m.copied_prefix_tokens.Increment(s.copied_prefix_tokens - published_.copied_prefix_tokens);
   m.steps.Increment(s.steps - published_.steps);
   published_ = s;
   std::lock_guard<std::mutex> lock(wake_->mu);
@@ -307,6 +323,7 @@ void BatchScheduler::Loop() {
       wake_->cancel_pending = false;
       for (auto& s : incoming_) waiting_.push_back(std::move(s));
       incoming_.clear();
+      has_incoming_.store(false, std::memory_order_relaxed);
       paused = paused_;
       if (stopping_) break;
     }
@@ -329,6 +346,7 @@ void BatchScheduler::Admit(Seq& s) {
                                             : static_cast<int>(s.tokens.size()) - 1;
   kv_->BlockHashes(s.tokens, &s.hashes);
   s.n_computed = kv_->AttachCachedPrefix(s.id, s.tokens, s.hashes, max_attach);
+  CopyFromPartialBlock(s, max_attach);
   if (!s.ever_admitted) {
     s.ever_admitted = true;
     s.admitted_at = Clock::now();
@@ -336,6 +354,33 @@ void BatchScheduler::Admit(Seq& s) {
     s.result.timings.cached_prompt_tokens = s.n_computed;
     if (s.req.on_admit) s.req.on_admit();
   }
+}
+
+void BatchScheduler::CopyFromPartialBlock(Seq& s, int limit) {
+  // The cached full blocks end at s.n_computed; the prompt may go on into a running sequence's
+  // last, partial block (or its not yet committed one). Rows of identical tokens at identical
+  // positions are identical, so copy them rather than compute them.
+  const int bt = config_.kv_block_tokens;
+  const int start = s.n_computed;
+  const int block_end = (start / bt + 1) * bt;
+  Seq* donor = nullptr;
+  int best = start;
+  for (const auto& rp : running_) {
+    Seq& r = *rp;
+    if (&r == &s || r.id < 0 || r.finished || r.preempted) continue;
+    const int n = std::min({limit, r.n_computed, block_end});
+    if (n <= best) continue;
+    const auto diff = std::mismatch(s.tokens.begin(), s.tokens.begin() + n, r.tokens.begin());
+    const int lcp = static_cast<int>(diff.first - s.tokens.begin());
+    if (lcp > best) {
+      best = lcp;
+      donor = &r;
+    }
+  }
+  if (donor == nullptr || !kv_->EnsureCapacity(s.id, best).ok()) return;
+  if (!kv_->CopyPositions(donor->id, s.id, start, best).ok()) return;
+  copied_prefix_tokens_ += uint64_t(best - start);
+  s.n_computed = best;
 }
 
 bool BatchScheduler::WaitsForSharedPrefix(const Seq& w) const {
@@ -421,6 +466,75 @@ int BatchScheduler::Reserve(Seq& s, int want) {
   }
   if (!kv_->EnsureCapacity(s.id, s.n_computed + want).ok()) return 0;
   return want;
+}
+
+Status BatchScheduler::RunPass(int budget_left) {
+  if (config_.join_max_tokens == 0) budget_left = 0;
+  RETURN_IF_ERROR(forward_.Begin(batch_, *kv_));
+  // Joining late in a pass would delay the running streams by more than it saves the newcomer.
+  const int half = forward_.n_layer() / 2;
+  for (int l = 1; l <= half; ++l) {
+    RETURN_IF_ERROR(forward_.Advance(l));
+    if (layer_observer_) layer_observer_(l);
+    if (budget_left > 0 && running_.size() < size_t(config_.max_batch_size) &&
+        has_incoming_.load(std::memory_order_acquire)) {
+      JoinArrivals(&budget_left);
+    }
+  }
+  return forward_.End(&logits_);
+}
+
+void BatchScheduler::JoinArrivals(int* budget_left) {
+  {
+    std::lock_guard<std::mutex> lock(wake_->mu);
+    if (paused_) return;
+    for (auto& s : incoming_) waiting_.push_back(std::move(s));
+    incoming_.clear();
+    has_incoming_.store(false, std::memory_order_relaxed);
+  }
+  std::sort(waiting_.begin(), waiting_.end(),
+            [](const std::unique_ptr<Seq>& a, const std::unique_ptr<Seq>& b) {
+              return Before(*a, *b);
+            });
+  const int bt = config_.kv_block_tokens;
+  // In order, as admission: the first request that may not join stops the ones behind it.
+  for (size_t i = 0; i < waiting_.size();) {
+    Seq& w = *waiting_[i];
+    if (w.handle->cancel_.load(std::memory_order_relaxed) || WaitsForSharedPrefix(w)) {
+      ++i;
+      continue;
+    }
+    if (w.req.prefill_only || running_.size() >= size_t(config_.max_batch_size)) break;
+    const int size = static_cast<int>(w.tokens.size());
+    const int cached = kv_->CachedPrefixTokens(w.tokens, w.hashes, size - 1);
+    const int left = size - cached;
+    if (left > std::min(config_.join_max_tokens, *budget_left)) break;
+    const int need = (size + bt - 1) / bt - cached / bt;
+    if (need > kv_->allocatable_blocks() - static_cast<int>(running_.size())) break;
+
+    std::unique_ptr<Seq> s = std::move(waiting_[i]);
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+    Admit(*s);
+    Seq& j = *s;
+    running_.push_back(std::move(s));  // from here on it runs, in this pass or the next step
+    const int chunk = size - j.n_computed;
+    if (chunk <= 0 || !kv_->EnsureCapacity(j.id, size).ok()) break;
+    join_batch_.clear();
+    for (int p = j.n_computed; p < size; ++p) {
+      join_batch_.push_back(BatchToken{j.tokens[size_t(p)], j.id, p, p + 1 == size});
+    }
+    const Status st = forward_.Join(join_batch_);
+    if (!st.ok()) {
+      HLOG_WARN("engine: a request could not join the pass in flight: {}", st.ToString());
+      break;
+    }
+    j.chunk = chunk;
+    *budget_left -= chunk;
+    batch_.insert(batch_.end(), join_batch_.begin(), join_batch_.end());
+    batch_seqs_.push_back(&j);
+    logit_seqs_.push_back(&j);
+    ++joined_;
+  }
 }
 
 void BatchScheduler::Step(bool paused) {
@@ -525,7 +639,7 @@ void BatchScheduler::Step(bool paused) {
                                     " tokens) cannot hold this sequence; raise kv_cache_bytes"));
     }
   } else {
-    Status st = forward_.Run(batch_, *kv_, &logits_);
+    Status st = RunPass(paused ? 0 : budget);
     ++steps_;
     batched_tokens_ += batch_.size();
     last_batch_sequences_ = static_cast<int>(batch_seqs_.size());

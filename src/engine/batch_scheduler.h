@@ -6,7 +6,7 @@
 //   auto handle = *sched->Submit(std::move(r));
 //   BatchResult result = handle->Wait();          // or handle->Cancel() from any thread
 //
-// One owner thread runs steps. Each step packs, into ONE ForwardPass::Run (every weight matrix
+// One owner thread runs steps. Each step packs, into ONE forward pass (every weight matrix
 // streamed once for all of them):
 //   - the next decode token of every running sequence that has its prompt computed, and
 //   - chunks of pending prompts (prefill), with the tokens left in max_num_batched_tokens,
@@ -18,7 +18,9 @@
 // blocks first.
 //
 // KV memory is a PagedKvCache (blocks of kv_block_tokens from a kv_cache_bytes pool). A new
-// request first takes the longest cached prefix of its prompt (shared blocks, no compute); one
+// request first takes the longest cached prefix of its prompt (shared blocks, no compute), then
+// copies the rows of the positions after it that a running sequence has computed for the same
+// tokens (the system prompt's tail in that sequence's partial block); one
 // whose prompt shares whole blocks with a prompt still being computed waits for them, so
 // requests arriving together with the same system prompt compute it once. When
 // blocks run out, the lowest-ordered running sequence is preempted: its blocks are released (its
@@ -27,6 +29,12 @@
 // unchanged. A waiting request of a better `priority` also preempts the lowest running one when
 // all max_batch_size slots are taken. A request that cannot fit the whole pool on its own fails
 // with ResourceExhausted; other sequences are never touched.
+//
+// A request that arrives while a pass is in flight need not wait for the next: if its prompt has
+// at most join_max_tokens left to compute after the prefix cache, it joins the pass in flight
+// between two layers of its first half (caught up alone through the layers done, then carried
+// on with the rest), so a caller's turn on a cached system prompt gets its first token about a
+// pass sooner. Waiting requests of a better order, and the usual admission rules, come first.
 //
 // Cancellation (RequestHandle::Cancel, any thread) ends the request at the next step, frees its
 // blocks there and finishes it with FinishReason::kCancelled.
@@ -70,6 +78,10 @@ struct BatchSchedulerConfig {
   // Tokens in one forward pass: one per decoding sequence plus prompt chunks. Larger speeds up
   // prefill; smaller bounds how long one step delays every running stream (inter-token latency).
   int max_num_batched_tokens = 512;
+  // A request that arrives during a pass, with at most this many prompt tokens left after its
+  // cached prefix, joins the pass in flight between layers (ForwardPass::Join) if it comes in the
+  // pass's first half and a slot, the token budget and KV blocks allow; 0 = off.
+  int join_max_tokens = 64;
   // Tokens per KV block; the prefix cache shares whole blocks.
   int kv_block_tokens = 16;
   // KV pool size in bytes; 0 = enough for max_batch_size sequences of max_seq_len.
@@ -154,6 +166,9 @@ struct SchedulerStats {
   uint64_t steps = 0;
   uint64_t batched_tokens = 0;  // over all steps
   uint64_t preemptions = 0;
+  uint64_t joined = 0;  // requests that joined a pass in flight
+  // Prompt tokens copied from a running sequence's partial block (beyond the full-block hits).
+  uint64_t copied_prefix_tokens = 0;
   int last_batch_sequences = 0;
   int max_batch_sequences = 0;  // most sequences in one pass so far
 };
@@ -187,6 +202,11 @@ class BatchScheduler {
   void set_step_observer(std::function<void(int sequences, int tokens)> f) {
     step_observer_ = std::move(f);
   }
+  // Called on the scheduler thread between two layers of a pass's first half, where arrivals
+  // may join it (tests: Submit from here arrives mid-pass). Set before the first Submit.
+  void set_layer_observer(std::function<void(int layers_done)> f) {
+    layer_observer_ = std::move(f);
+  }
 
  private:
   struct Seq;
@@ -198,11 +218,18 @@ class BatchScheduler {
   // True when a running sequence is still computing whole blocks of `w`'s prompt that `w` could
   // share once they are cached.
   bool WaitsForSharedPrefix(const Seq& w) const;
+  // After the cached full blocks: copies the rows of the prompt's next positions from a running
+  // sequence whose computed tokens match them (PagedKvCache::CopyPositions), up to `limit`.
+  void CopyFromPartialBlock(Seq& s, int limit);
   void Preempt(Seq& s);
   void Finish(Seq& s, FinishReason reason, Status status = Status::Ok());
   // Grows `s` by up to `want` positions, preempting lower-ordered sequences for blocks; returns
   // the positions granted (0: none this step).
   int Reserve(Seq& s, int want);
+  // Runs the packed batch_ through the forward pass, letting requests that arrive meanwhile join.
+  Status RunPass(int budget_left);
+  // Between two layers: admits arrivals that may join the pass in flight, within the token budget.
+  void JoinArrivals(int* budget_left);
   void Publish();
   void Deliver();
 
@@ -212,11 +239,13 @@ class BatchScheduler {
   std::unique_ptr<PagedKvCache> kv_;
   ForwardPass forward_;
   std::function<void(int, int)> step_observer_;
+  std::function<void(int)> layer_observer_;
 
   // Scheduler-thread state.
   std::vector<std::unique_ptr<Seq>> running_;  // admitted, in order after each sort
   std::vector<std::unique_ptr<Seq>> waiting_;  // not admitted or preempted
   std::vector<BatchToken> batch_;
+  std::vector<BatchToken> join_batch_;
   std::vector<Seq*> batch_seqs_;  // per batch entry
   std::vector<Seq*> logit_seqs_;  // per logits row
   std::vector<float> logits_;
@@ -228,7 +257,8 @@ class BatchScheduler {
   };
   std::vector<Done> done_;  // finished this step, announced by Deliver()
   int next_seq_id_ = 0;
-  uint64_t steps_ = 0, batched_tokens_ = 0, preemptions_ = 0;
+  uint64_t steps_ = 0, batched_tokens_ = 0, preemptions_ = 0, joined_ = 0;
+  uint64_t copied_prefix_tokens_ = 0;
   int last_batch_sequences_ = 0;
   int max_batch_sequences_ = 0;
   SchedulerStats published_;  // last values added to the process's metrics
@@ -236,6 +266,7 @@ class BatchScheduler {
   // Shared with Submit and handles.
   std::shared_ptr<RequestHandle::Wake> wake_;
   std::vector<std::unique_ptr<Seq>> incoming_;  // under wake_->mu
+  std::atomic<bool> has_incoming_{false};       // incoming_ not empty (read between layers)
   uint64_t next_arrival_ = 0;                   // under wake_->mu
   bool stopping_ = false;                       // under wake_->mu
   bool paused_ = false;                         // under wake_->mu

@@ -176,9 +176,14 @@ TEST_F(BatchSchedulerTest, PrefixIsSharedWhileAnotherSequenceHoldsIt) {
   ASSERT_TRUE(hb_or.ok());
   BatchResult rb = (*hb_or)->Wait();
   ASSERT_TRUE(rb.status.ok()) << rb.status;
-  EXPECT_EQ(rb.timings.cached_prompt_tokens, 40);  // 10 full blocks of the 41-token system prompt
-  EXPECT_FALSE((*ha)->done());                     // A still held them
+  // 10 full blocks of the 41-token system prompt, shared, and its 41st token's rows, copied from
+  // A's partial block.
+  EXPECT_EQ(rb.timings.cached_prompt_tokens, 41);
+  EXPECT_FALSE((*ha)->done());  // A still held them
   EXPECT_GE((*s)->stats().prefix_hit_tokens, before.prefix_hit_tokens + 40);
+  EXPECT_EQ((*s)->stats().copied_prefix_tokens, before.copied_prefix_tokens + 1);
+  // Shared and copied rows give B the tokens it gets alone.
+  EXPECT_EQ(rb.tokens, Reference({b}, 5)[0]);
   (*ha)->Cancel();
   EXPECT_EQ((*ha)->Wait().finish, FinishReason::kCancelled);
 }
@@ -209,7 +214,9 @@ TEST_F(BatchSchedulerTest, RequestsArrivingTogetherComputeTheirSystemPromptOnce)
     EXPECT_EQ(r.tokens, want[k]) << k;
     cached += r.timings.cached_prompt_tokens;
   }
-  EXPECT_EQ(cached, 3 * 40);  // the first computed the 10 system blocks, the others shared them
+  // The first computed the 41-token system prompt; the others shared its 10 full blocks and
+  // copied the 41st token's rows from its partial block.
+  EXPECT_EQ(cached, 3 * 41);
 }
 
 TEST_F(BatchSchedulerTest, CancelFreesBlocksAndOthersContinue) {
@@ -306,6 +313,57 @@ TEST_F(BatchSchedulerTest, CallerWithSoonerDeadlineGoesFirst) {
   (*s)->Resume();
   for (auto& h : hs) h->Wait();
   EXPECT_EQ(finished, (std::vector<int>{2, 3, 1, 0, 4}));
+}
+
+// A request that arrives while a pass is in flight joins it between layers: its tokens are the
+// ones it gets alone, and the running sequence's are unchanged.
+TEST_F(BatchSchedulerTest, ArrivalJoinsThePassInFlight) {
+  const auto prompts = Prompts(2);
+  const auto want = Reference(prompts, 12);
+  for (const int join_max : {64, 0}) {
+    auto e = Load();
+    ASSERT_TRUE(e);
+    BatchSchedulerConfig cfg;
+    cfg.join_max_tokens = join_max;
+    auto s = BatchScheduler::Create(*e, cfg);
+    ASSERT_TRUE(s.ok());
+    std::atomic<int> a_tokens{0};
+    std::shared_ptr<RequestHandle> hb;
+    std::atomic<bool> submitted{false};
+    std::atomic<int> a_at_b_first{0};
+    BatchScheduler* sched = s->get();
+    // Submitted from the scheduler thread after the first layer of a pass, once A decodes.
+    sched->set_layer_observer([&](int layers_done) {
+      if (layers_done != 1 || a_tokens.load() < 2 || submitted.exchange(true)) return;
+      BatchRequest rb = Greedy(prompts[1], 12);
+      rb.on_token = [&](int32_t) {
+        if (a_at_b_first.load() == 0) a_at_b_first = a_tokens.load();
+        return true;
+      };
+      auto h = sched->Submit(std::move(rb));
+      ASSERT_TRUE(h.ok()) << h.status();
+      hb = *h;
+    });
+    BatchRequest ra = Greedy(prompts[0], 12);
+    ra.on_token = [&](int32_t) {
+      ++a_tokens;
+      return true;
+    };
+    auto ha = sched->Submit(std::move(ra));
+    ASSERT_TRUE(ha.ok());
+    BatchResult r0 = (*ha)->Wait();
+    ASSERT_TRUE(submitted.load()) << "A ended before B could arrive mid-pass; A made "
+                                  << r0.tokens.size() << " tokens";
+    BatchResult r1 = hb->Wait();
+    ASSERT_TRUE(r0.status.ok()) << r0.status;
+    ASSERT_TRUE(r1.status.ok()) << r1.status;
+    EXPECT_EQ(r0.tokens, want[0]) << "join_max_tokens " << join_max;
+    EXPECT_EQ(r1.tokens, want[1]) << "join_max_tokens " << join_max;
+    EXPECT_EQ(sched->stats().joined, join_max > 0 ? 1u : 0u);
+    // Joined, B's first token comes from the pass it arrived in, the one of A's 3rd token;
+    // otherwise from the next pass.
+    EXPECT_EQ(a_at_b_first.load(), join_max > 0 ? 3 : 4);
+  }
 }
 
 TEST_F(BatchSchedulerTest, PrefillOnlyFillsThePrefixCache) {

@@ -70,6 +70,12 @@ struct EngineConfig {
   // Batching scheduler: tokens per forward pass (one per decoding sequence plus prompt chunks).
   // Larger prefills faster; smaller bounds how long a long prompt stalls the running streams.
   int max_num_batched_tokens = 512;
+  // Batching scheduler: a request that arrives while a pass is in flight, and whose prompt has at
+  // most this many tokens left to compute after the prefix cache (a caller's new turn on a cached
+  // system prompt), joins that pass between layers instead of waiting for the next one. Its
+  // first token comes about one pass sooner; the running streams' token is delayed by the
+  // layers it catches up alone. Only in the first half of a pass. 0 = off.
+  int join_max_tokens = 64;
   // Fused attention (online softmax over chunks, K/V converted once per KV head). false: the
   // textbook form that materializes every score (PlainAttention), kept for the ablation
   // benchmark; slower on long contexts, same output to rounding.
@@ -91,6 +97,9 @@ struct EngineConfig {
     v.Field("max_batch_size", max_batch_size, "Sequences per batched forward pass");
     v.Field("max_num_batched_tokens", max_num_batched_tokens,
             "Tokens per batched forward pass (decode tokens + prompt chunks)");
+    v.Field("join_max_tokens", join_max_tokens,
+            "A request arriving mid-pass with at most this many uncached prompt tokens joins the "
+            "pass in flight between layers (first token about one pass sooner); 0 = off");
     v.Field("flash_attention", flash_attention,
             "Fused online-softmax attention (false: plain attention, for comparisons)");
   }

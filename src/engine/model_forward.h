@@ -10,12 +10,19 @@
 //
 // Logits are produced only for entries with `logits` set, in batch order.
 //
+// A pass can also be run in parts: Begin, then Advance layer by layer, then End. Between layers,
+// Join adds the tokens of other sequences to the pass in flight: they are first run alone through
+// the layers already done, then carried on together with the rest. The scheduler uses it to let a
+// request that arrives during a pass (a caller waiting for the first word) ride along instead of
+// waiting a whole pass for the next one. Each token's arithmetic is the same either way.
+//
 // Ownership and threads: a ForwardPass borrows the Model and ComputePool (both must outlive it)
 // and owns its activation buffers, which grow to the largest batch seen and are then reused
 // (no allocation per token in steady state). One thread at a time calls Run().
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -44,12 +51,38 @@ class ForwardPass {
   // On error nothing is computed (the cache may have grown).
   Status Run(std::span<const BatchToken> batch, KvCache& kv, std::vector<float>* logits);
 
+  // The same pass in parts. Begin validates and embeds (errors as Run; nothing is computed on
+  // error). Advance runs layers up to `to_layer` (exclusive). Join adds `extra` (sequences not in
+  // the pass; the same rules as a batch) at the current layer: Validate errors, or
+  // InvalidArgument for a sequence already in the pass; on error the pass goes on without them.
+  // End runs the remaining layers and writes the logits of every entry that asked for them, the
+  // joined ones last in their order. `kv` must outlive the pass.
+  Status Begin(std::span<const BatchToken> batch, KvCache& kv);
+  Status Advance(int to_layer);
+  Status Join(std::span<const BatchToken> extra);
+  Status End(std::vector<float>* logits);
+  // Layers done by the pass in flight, and the model's layer count.
+  int layer() const { return layer_; }
+  int n_layer() const { return model_.hparams().n_layer; }
+  // Entries in the pass in flight (after joins).
+  int size() const { return n_; }
+
   // Size of one token's logits.
   int n_vocab() const { return model_.hparams().n_vocab; }
 
  private:
   Status Validate(std::span<const BatchToken> batch, KvCache& kv);
   void Resize(int n);
+  // Block tables, embeddings and rotary angles of batch_.
+  void Prepare();
+  Status Layer(int l);
+
+  // The pass in flight.
+  std::vector<BatchToken> batch_;
+  KvCache* kv_ = nullptr;
+  int n_ = 0;
+  int layer_ = 0;
+  std::unique_ptr<ForwardPass> joiner_;  // runs joined tokens up to layer_
 
   const Model& model_;
   ComputePool& pool_;

@@ -470,6 +470,55 @@ TEST(Model, RefusesUnknownArchitectureAndBadShapes) {
   EXPECT_NE(m3.status().message().find("output_norm.weight"), std::string::npos) << m3.status();
 }
 
+// A sequence that joins a pass in flight (run alone through the layers done, then with the rest)
+// gets the logits it gets in a pass of its own, and so do the sequences it joined.
+TEST(Model, JoiningAPassInFlightEqualsSeparatePasses) {
+  ComputePool pool(2);
+  Spec s;
+  s.arch = "qwen2";
+  s.bias = true;
+  s.n_layer = 4;
+  auto m = Model::Load(RandomModel(s, GgmlType::Q8_0));
+  ASSERT_TRUE(m.ok()) << m.status();
+  const auto a = Tokens(9, s.n_vocab, 21);
+  const auto b = Tokens(6, s.n_vocab, 22);
+  auto chunk = [](const std::vector<int32_t>& t, int seq) {
+    std::vector<BatchToken> v;
+    for (size_t i = 0; i < t.size(); ++i) v.push_back({t[i], seq, int(i), i + 1 == t.size()});
+    return v;
+  };
+  std::vector<float> ref_a, ref_b;
+  {
+    auto kv = Cache(**m, KvType::kF16);
+    ForwardPass fwd(**m, pool);
+    ASSERT_TRUE(fwd.Run(chunk(a, 0), *kv, &ref_a).ok());
+    ASSERT_TRUE(fwd.Run(chunk(b, 1), *kv, &ref_b).ok());
+  }
+  const size_t V = size_t(s.n_vocab);
+  for (int at = 0; at <= s.n_layer; ++at) {
+    auto kv = Cache(**m, KvType::kF16);
+    ForwardPass fwd(**m, pool);
+    ASSERT_TRUE(fwd.Begin(chunk(a, 0), *kv).ok());
+    ASSERT_TRUE(fwd.Advance(at).ok());
+    EXPECT_EQ(fwd.layer(), at);
+    ASSERT_TRUE(fwd.Join(chunk(b, 1)).ok());
+    EXPECT_EQ(fwd.size(), int(a.size() + b.size()));
+    // A sequence already in the pass cannot join it again.
+    EXPECT_EQ(fwd.Join(chunk({7}, 1)).code(), StatusCode::kInvalidArgument);
+    std::vector<float> got;
+    ASSERT_TRUE(fwd.End(&got).ok());
+    ASSERT_EQ(got.size(), 2 * V) << "joined at layer " << at;
+    const std::vector<float> got_a(got.begin(), got.begin() + std::ptrdiff_t(V));
+    const std::vector<float> got_b(got.begin() + std::ptrdiff_t(V), got.end());
+    EXPECT_LT(MaxAbsDiff(got_a, ref_a), 1e-4) << "joined at layer " << at;
+    EXPECT_LT(MaxAbsDiff(got_b, ref_b), 1e-4) << "joined at layer " << at;
+  }
+  // No pass in flight: nothing to join.
+  auto kv = Cache(**m, KvType::kF16);
+  ForwardPass idle(**m, pool);
+  EXPECT_EQ(idle.Join(chunk(b, 1)).code(), StatusCode::kFailedPrecondition);
+}
+
 TEST(Model, ForwardRejectsBadBatches) {
   Spec s;
   auto m = Model::Load(RandomModel(s, GgmlType::F32));

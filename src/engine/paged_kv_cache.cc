@@ -1,6 +1,7 @@
 #include "engine/paged_kv_cache.h"
 
 #include <algorithm>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -151,6 +152,36 @@ const uint8_t* PagedKvCache::BlockPtr(int layer, int seq, int block, int kv) con
   const uint64_t part = static_cast<uint64_t>(layout_.row_bytes()) * uint64_t(block_tokens_);
   const uint64_t phys = static_cast<uint64_t>(s.table[size_t(block)]);
   return pool_.get() + phys * block_bytes_ + uint64_t(2 * layer + kv) * part;
+}
+
+Status PagedKvCache::CopyPositions(int src, int dst, int from, int to) {
+  const int bt = block_tokens_;
+  if (from < 0 || to <= from || from / bt != (to - 1) / bt) {
+    return InvalidArgumentError("positions [" + std::to_string(from) + ", " + std::to_string(to) +
+                                ") must be a non-empty range within one block");
+  }
+  if (src == dst) return InvalidArgumentError("a sequence cannot copy positions onto itself");
+  if (Capacity(src) < to || Capacity(dst) < to) {
+    return InvalidArgumentError("positions up to " + std::to_string(to) +
+                                " are past a sequence's capacity");
+  }
+  const int index = from / bt;
+  const int from_block = seqs_.at(src).table[size_t(index)];
+  const int to_block = seqs_.at(dst).table[size_t(index)];
+  const Block& target = blocks_[size_t(to_block)];
+  if (target.ref != 1 || target.cached) {
+    return FailedPreconditionError("the destination block is shared; its rows are read-only");
+  }
+  const uint64_t row = static_cast<uint64_t>(layout_.row_bytes());
+  const uint64_t part = row * uint64_t(bt);
+  const uint64_t offset = uint64_t(from % bt) * row;
+  const uint64_t bytes = uint64_t(to - from) * row;
+  const uint8_t* in = pool_.get() + uint64_t(from_block) * block_bytes_;
+  uint8_t* out = pool_.get() + uint64_t(to_block) * block_bytes_;
+  for (uint64_t p = 0; p < uint64_t(2 * layout_.n_layer); ++p) {
+    std::memcpy(out + p * part + offset, in + p * part + offset, bytes);
+  }
+  return Status::Ok();
 }
 
 void PagedKvCache::AppendBlockBases(int seq, std::vector<const uint8_t*>* out) const {

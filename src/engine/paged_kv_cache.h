@@ -63,6 +63,13 @@ class PagedKvCache final : public KvCache {
   // matches or `seq` already holds blocks). Callers pass max_tokens = prompt length - 1 so the
   // last prompt token is computed (its logits are needed).
   int AttachCachedPrefix(int seq, std::span<const int32_t> tokens, int max_tokens);
+  // Copies the K and V rows of positions [from, to) of `src` into `dst`, for every layer: a
+  // request whose prompt goes on past the cached full blocks into a running sequence's last,
+  // partial block (the system prompt rarely ends on a block boundary) takes those rows instead
+  // of computing them. Positions must lie within one block, be within both sequences' capacity
+  // (src must have computed them), and dst's block must be its own (not shared or cached).
+  // Errors: InvalidArgument / FailedPrecondition, nothing copied.
+  Status CopyPositions(int src, int dst, int from, int to);
   // Tokens AttachCachedPrefix would reuse now, without changing anything.
   int CachedPrefixTokens(std::span<const int32_t> tokens, int max_tokens) const;
   // The same with the chained hashes of tokens' full blocks computed beforehand by BlockHashes

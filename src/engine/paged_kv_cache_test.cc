@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -120,6 +121,44 @@ TEST(PagedKvCache, PrecomputedHashesMatchAndBlockBasesAddressTheBlocks) {
   EXPECT_TRUE(std::equal(bases.begin(), bases.end(), bases0.begin()));
   c->AppendBlockBases(42, &bases);  // unknown sequence: nothing appended
   EXPECT_EQ(bases.size(), 3u);
+}
+
+TEST(PagedKvCache, CopiesPositionsOfAPartialBlockIntoAnOwnBlock) {
+  auto c = Make(16);
+  ASSERT_TRUE(c);
+  Fill(*c, 0, Iota(10));  // blocks 0, 1 full and cached; block 2 holds positions 8, 9
+  // Mark every row of sequence 0's partial block.
+  for (int l = 0; l < kLayout.n_layer; ++l) {
+    for (int kv = 0; kv < 2; ++kv) {
+      uint8_t* p = const_cast<uint8_t*>(kv == 0 ? c->KBlock(l, 0, 2) : c->VBlock(l, 0, 2));
+      for (int r = 0; r < kBt; ++r) {
+        std::memset(p + r * kLayout.row_bytes(), 10 * (2 * l + kv) + r + 1, kLayout.row_bytes());
+      }
+    }
+  }
+  std::vector<int32_t> other = Iota(10);
+  other.push_back(77);
+  ASSERT_EQ(c->AttachCachedPrefix(1, other, 10), 8);
+  ASSERT_TRUE(c->EnsureCapacity(1, 10).ok());
+  ASSERT_TRUE(c->CopyPositions(0, 1, 8, 10).ok());
+  for (int l = 0; l < kLayout.n_layer; ++l) {
+    for (int kv = 0; kv < 2; ++kv) {
+      const uint8_t* p = kv == 0 ? c->KBlock(l, 1, 2) : c->VBlock(l, 1, 2);
+      const uint8_t* q = kv == 0 ? c->KBlock(l, 0, 2) : c->VBlock(l, 0, 2);
+      EXPECT_NE(p, q);  // its own block, not shared
+      for (int r = 0; r < 2; ++r) {
+        EXPECT_EQ(p[r * kLayout.row_bytes()], 10 * (2 * l + kv) + r + 1) << l << " " << kv;
+        EXPECT_EQ(std::memcmp(p + r * kLayout.row_bytes(), q + r * kLayout.row_bytes(),
+                              size_t(kLayout.row_bytes())),
+                  0);
+      }
+    }
+  }
+  // Across a block boundary, past a capacity, onto itself or into a shared block: refused.
+  EXPECT_EQ(c->CopyPositions(0, 1, 7, 9).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(c->CopyPositions(0, 1, 8, 13).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(c->CopyPositions(0, 0, 8, 9).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(c->CopyPositions(0, 1, 4, 6).code(), StatusCode::kFailedPrecondition);
 }
 
 TEST(PagedKvCache, ReferenceCountsKeepSharedBlocksAlive) {
