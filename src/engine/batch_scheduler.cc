@@ -478,7 +478,9 @@ Status BatchScheduler::RunPass(int budget_left) {
     if (layer_observer_) layer_observer_(l);
     if (budget_left > 0 && running_.size() < size_t(config_.max_batch_size) &&
         has_incoming_.load(std::memory_order_acquire)) {
+      // One round of joins per pass: each round delays the running streams' token once.
       JoinArrivals(&budget_left);
+      break;
     }
   }
   return forward_.End(&logits_);
@@ -497,6 +499,11 @@ void BatchScheduler::JoinArrivals(int* budget_left) {
               return Before(*a, *b);
             });
   const int bt = config_.kv_block_tokens;
+  // The catch-up runs every joiner's tokens through the layers done while the running streams
+  // wait, so all of them together get join_max_tokens.
+  int join_budget = std::min(config_.join_max_tokens, *budget_left);
+  join_batch_.clear();
+  joiners_.clear();
   // In order, as admission: the first request that may not join stops the ones behind it.
   for (size_t i = 0; i < waiting_.size();) {
     Seq& w = *waiting_[i];
@@ -507,34 +514,39 @@ void BatchScheduler::JoinArrivals(int* budget_left) {
     if (w.req.prefill_only || running_.size() >= size_t(config_.max_batch_size)) break;
     const int size = static_cast<int>(w.tokens.size());
     const int cached = kv_->CachedPrefixTokens(w.tokens, w.hashes, size - 1);
-    const int left = size - cached;
-    if (left > std::min(config_.join_max_tokens, *budget_left)) break;
+    if (size - cached > join_budget) break;
     const int need = (size + bt - 1) / bt - cached / bt;
     if (need > kv_->allocatable_blocks() - static_cast<int>(running_.size())) break;
 
     std::unique_ptr<Seq> s = std::move(waiting_[i]);
     waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
-    Admit(*s);
+    Admit(*s);  // may copy more rows than the estimate: never fewer tokens to compute
     Seq& j = *s;
     running_.push_back(std::move(s));  // from here on it runs, in this pass or the next step
     const int chunk = size - j.n_computed;
-    if (chunk <= 0 || !kv_->EnsureCapacity(j.id, size).ok()) break;
-    join_batch_.clear();
+    if (chunk <= 0 || chunk > join_budget || !kv_->EnsureCapacity(j.id, size).ok()) break;
     for (int p = j.n_computed; p < size; ++p) {
       join_batch_.push_back(BatchToken{j.tokens[size_t(p)], j.id, p, p + 1 == size});
     }
-    const Status st = forward_.Join(join_batch_);
-    if (!st.ok()) {
-      HLOG_WARN("engine: a request could not join the pass in flight: {}", st.ToString());
-      break;
-    }
     j.chunk = chunk;
-    *budget_left -= chunk;
-    batch_.insert(batch_.end(), join_batch_.begin(), join_batch_.end());
-    batch_seqs_.push_back(&j);
-    logit_seqs_.push_back(&j);
-    ++joined_;
+    join_budget -= chunk;
+    joiners_.push_back(&j);
   }
+  if (joiners_.empty()) return;
+  // One catch-up pass for all of them: the weights of the layers done are streamed once.
+  const Status st = forward_.Join(join_batch_);
+  if (!st.ok()) {
+    HLOG_WARN("engine: arrivals could not join the pass in flight: {}", st.ToString());
+    for (Seq* j : joiners_) j->chunk = 0;  // computed by the next step instead
+    return;
+  }
+  *budget_left -= static_cast<int>(join_batch_.size());
+  batch_.insert(batch_.end(), join_batch_.begin(), join_batch_.end());
+  for (Seq* j : joiners_) {
+    batch_seqs_.push_back(j);
+    logit_seqs_.push_back(j);
+  }
+  joined_ += joiners_.size();
 }
 
 void BatchScheduler::Step(bool paused) {

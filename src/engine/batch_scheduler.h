@@ -228,7 +228,8 @@ class BatchScheduler {
   int Reserve(Seq& s, int want);
   // Runs the packed batch_ through the forward pass, letting requests that arrive meanwhile join.
   Status RunPass(int budget_left);
-  // Between two layers: admits arrivals that may join the pass in flight, within the token budget.
+  // Between two layers: admits arrivals that may join the pass in flight (together at most
+  // join_max_tokens and the pass's token budget) and runs them into it with one catch-up.
   void JoinArrivals(int* budget_left);
   void Publish();
   void Deliver();
@@ -245,7 +246,8 @@ class BatchScheduler {
   std::vector<std::unique_ptr<Seq>> running_;  // admitted, in order after each sort
   std::vector<std::unique_ptr<Seq>> waiting_;  // not admitted or preempted
   std::vector<BatchToken> batch_;
-  std::vector<BatchToken> join_batch_;
+  std::vector<BatchToken> join_batch_;  // JoinArrivals: the joiners' tokens
+  std::vector<Seq*> joiners_;
   std::vector<Seq*> batch_seqs_;  // per batch entry
   std::vector<Seq*> logit_seqs_;  // per logits row
   std::vector<float> logits_;
