@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
     next_turn.push_back(FirstTokenMs(**lm, Conversation(run, history, true), &cached_next));
     // A new conversation, prefetched while the caller talks.
     const auto msgs = Conversation(run + 1000, history, true);
-    if (!(*lm)->Prefetch(msgs).ok()) return 1;
+    if (!(*lm)->Prefetch(msgs, 4).ok()) return 1;  // FirstTokenMs asks for 4 tokens
     while ((*lm)->queue_depth() > 0 || (*lm)->counters().prefetches_run == 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }

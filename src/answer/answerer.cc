@@ -408,7 +408,7 @@ Status Answerer::Prefetch(std::string_view partial, const CallerSession& caller,
                           const std::vector<ChatMessage>& history) {
   if (parts_.llm == nullptr) return Status::Ok();
   ASSIGN_OR_RETURN(std::vector<ChatMessage> messages, DraftPrompt(partial, caller, history));
-  return parts_.llm->Prefetch(messages);
+  return parts_.llm->Prefetch(messages, config_.prompt.reserved_output_tokens);
 }
 
 void Answerer::Share(const Question& q, const AnswerResult& a, const std::vector<std::string>& deps,

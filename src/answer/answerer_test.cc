@@ -62,7 +62,8 @@ class EchoModel : public llm::LanguageModel {
     }
     return stats;
   }
-  Status Prefetch(const std::vector<ChatMessage>& messages) override {
+  Status Prefetch(const std::vector<ChatMessage>& messages, int max_tokens) override {
+    (void)max_tokens;
     ++prefetches;
     last_prefetch = messages;
     return Status::Ok();

@@ -213,8 +213,8 @@ class ScriptedText final : public llm::LanguageModel {
       return on_text(word);
     });
   }
-  Status Prefetch(const std::vector<llm::Message>& messages) override {
-    return engine_->Prefetch(messages);
+  Status Prefetch(const std::vector<llm::Message>& messages, int max_tokens) override {
+    return engine_->Prefetch(messages, max_tokens);
   }
   int CountTokens(std::string_view text) const override { return engine_->CountTokens(text); }
   std::string name() const override { return engine_->name(); }

@@ -95,9 +95,12 @@ class LanguageModel {
 
   // Hint: `messages` are likely the start of a coming request (the caller is still talking).
   // A backend with a prefix cache may compute them now so the final request only pays for the
-  // rest. Best effort; never required for correctness. Default: nothing.
-  virtual Status Prefetch(const std::vector<Message>& messages) {
+  // rest. `max_tokens` is the answer length the coming request will ask for (0: unknown), so
+  // the prefetched prompt is fitted to the context as that request will be. Best effort; never
+  // required for correctness. Default: nothing.
+  virtual Status Prefetch(const std::vector<Message>& messages, int max_tokens) {
     (void)messages;
+    (void)max_tokens;
     return Status::Ok();
   }
 

@@ -409,12 +409,13 @@ Result<GenerateStats> EngineLanguageModel::Generate(const GenerateRequest& reque
   return stats;
 }
 
-Status EngineLanguageModel::Prefetch(const std::vector<Message>& messages) {
+Status EngineLanguageModel::Prefetch(const std::vector<Message>& messages, int max_tokens) {
   if (messages.empty()) return Status::Ok();
-  // The same policy as Generate with the least answer room, so a long conversation prefetches
-  // the turns its request will keep (one asking for a long answer may drop one more turn).
-  const engine::ContextLimits limits{engine_->max_seq_len(), config_.min_reply_tokens,
-                                     config_.min_reply_tokens};
+  // The same policy as Generate with the answer room the coming request will ask for, so a long
+  // conversation prefetches exactly the turns that request will keep (unknown: the least room).
+  const int answer = max_tokens > 0 ? std::min(max_tokens, engine_->max_seq_len())
+                                    : config_.min_reply_tokens;
+  const engine::ContextLimits limits{engine_->max_seq_len(), answer, config_.min_reply_tokens};
   ASSIGN_OR_RETURN(engine::ContextFit fit, FitMessages(messages, false, limits));
   std::vector<int32_t> prompt = std::move(fit.tokens);
   auto job = std::make_shared<Job>();

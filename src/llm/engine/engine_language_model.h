@@ -60,7 +60,7 @@ class EngineLanguageModel final : public LanguageModel {
 
   Result<GenerateStats> Generate(const GenerateRequest& request,
                                  const TextCallback& on_text) override;
-  Status Prefetch(const std::vector<Message>& messages) override;
+  Status Prefetch(const std::vector<Message>& messages, int max_tokens) override;
   int CountTokens(std::string_view text) const override;
   std::string name() const override;
 

@@ -312,20 +312,20 @@ TEST_F(EngineLmTest, PrefetchFeedsThePrefixTheFinalRequestReuses) {
   };
   // A newer prefetch that extends a queued one replaces it.
   lm->Pause();
-  ASSERT_TRUE(lm->Prefetch(partial).ok());
-  ASSERT_TRUE(lm->Prefetch(req.messages).ok());
+  ASSERT_TRUE(lm->Prefetch(partial, 30).ok());
+  ASSERT_TRUE(lm->Prefetch(req.messages, 30).ok());
   EXPECT_EQ(lm->queue_depth(), 1);
   lm->Resume();
   wait_prefetches(1);
   // Growing transcript: the second prefetch feeds only what the first did not.
   auto lm2 = Make(Config(stories_));
   ASSERT_TRUE(lm2);
-  ASSERT_TRUE(lm2->Prefetch(partial).ok());
+  ASSERT_TRUE(lm2->Prefetch(partial, 30).ok());
   for (int i = 0; i < 5000 && lm2->counters().prefetches_run < 1; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   const uint64_t fed_partial = lm2->counters().prefilled_tokens;
-  ASSERT_TRUE(lm2->Prefetch(req.messages).ok());
+  ASSERT_TRUE(lm2->Prefetch(req.messages, 30).ok());
   for (int i = 0; i < 5000 && lm2->counters().prefetches_run < 2; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
@@ -344,7 +344,7 @@ TEST_F(EngineLmTest, PrefetchFeedsThePrefixTheFinalRequestReuses) {
   LmRun c = Gen(*cold, req);
   ASSERT_TRUE(c.stats.ok());
   EXPECT_EQ(warm.text, c.text);
-  EXPECT_TRUE(lm->Prefetch({}).ok());
+  EXPECT_TRUE(lm->Prefetch({}, 30).ok());
 }
 
 TEST_F(EngineLmTest, ConcurrentCallsFromFourThreadsAllComplete) {
@@ -444,6 +444,40 @@ TEST_F(EngineLmTest, BadRequestsAndConfigsAreClearErrors) {
   EXPECT_EQ(EngineLanguageModel::Create(c).status().code(), StatusCode::kInvalidArgument);
   c = Config(std::string(HOTLINE_BINARY_DIR) + "/no-such-model.gguf");
   EXPECT_EQ(EngineLanguageModel::Create(c).status().code(), StatusCode::kNotFound);
+}
+
+// A long conversation is prefetched with the answer room its request will ask for, so the
+// prefetch keeps the same turns and the request finds its whole prompt but the last block cached.
+TEST_F(EngineLmTest, PrefetchOfALongConversationKeepsTheTurnsItsRequestWill) {
+  LlmEngineConfig c = Config(stories_);
+  c.engine.max_seq_len = 128;
+  c.min_reply_tokens = 8;
+  auto lm = Make(c);
+  ASSERT_TRUE(lm);
+  GenerateRequest req;
+  req.max_tokens = 48;
+  req.messages = {{"system", "You tell short stories."}};
+  for (int i = 0; i < 12; ++i) {
+    req.messages.push_back({"user", "Tell me about the cat number " + std::to_string(i) + "."});
+    req.messages.push_back({"assistant", "The cat " + std::to_string(i) + " sat in the sun."});
+  }
+  req.messages.push_back({"user", "And the dog?"});
+  // The case that matters: a 48-token answer drops more turns than the least answer room.
+  auto fit_long = lm->FitMessages(req.messages, false, {128, 48, 8});
+  auto fit_least = lm->FitMessages(req.messages, false, {128, 8, 8});
+  ASSERT_TRUE(fit_long.ok() && fit_least.ok());
+  ASSERT_GT(fit_long->dropped_messages, fit_least->dropped_messages);
+
+  ASSERT_TRUE(lm->Prefetch(req.messages, 48).ok());
+  for (int i = 0; i < 5000 && (lm->counters().prefetches_run < 1 || lm->queue_depth() > 0); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(lm->counters().prefetches_run, 1u);
+  LmRun run = Gen(*lm, req);
+  ASSERT_TRUE(run.stats.ok()) << run.stats.status();
+  const int bt = c.engine.kv_block_tokens;
+  EXPECT_GE(run.stats->cached_prompt_tokens,
+            static_cast<int>(fit_long->tokens.size()) / bt * bt);
 }
 
 TEST_F(EngineLmTest, LongConversationKeepsTheSystemPromptAndTheLatestTurns) {
