@@ -446,6 +446,19 @@ TEST_F(EngineLmTest, BadRequestsAndConfigsAreClearErrors) {
   EXPECT_EQ(EngineLanguageModel::Create(c).status().code(), StatusCode::kNotFound);
 }
 
+// Twelve old turns and a new question: more than a 128-token context holds.
+GenerateRequest LongChat(int max_tokens) {
+  GenerateRequest req;
+  req.max_tokens = max_tokens;
+  req.messages = {{"system", "You tell short stories."}};
+  for (int i = 0; i < 12; ++i) {
+    req.messages.push_back({"user", "Tell me about the cat number " + std::to_string(i) + "."});
+    req.messages.push_back({"assistant", "The cat " + std::to_string(i) + " sat in the sun."});
+  }
+  req.messages.push_back({"user", "And the dog?"});
+  return req;
+}
+
 // A long conversation is prefetched with the answer room its request will ask for, so the
 // prefetch keeps the same turns and the request finds its whole prompt but the last block cached.
 TEST_F(EngineLmTest, PrefetchOfALongConversationKeepsTheTurnsItsRequestWill) {
@@ -454,14 +467,7 @@ TEST_F(EngineLmTest, PrefetchOfALongConversationKeepsTheTurnsItsRequestWill) {
   c.min_reply_tokens = 8;
   auto lm = Make(c);
   ASSERT_TRUE(lm);
-  GenerateRequest req;
-  req.max_tokens = 48;
-  req.messages = {{"system", "You tell short stories."}};
-  for (int i = 0; i < 12; ++i) {
-    req.messages.push_back({"user", "Tell me about the cat number " + std::to_string(i) + "."});
-    req.messages.push_back({"assistant", "The cat " + std::to_string(i) + " sat in the sun."});
-  }
-  req.messages.push_back({"user", "And the dog?"});
+  const GenerateRequest req = LongChat(48);
   // The case that matters: a 48-token answer drops more turns than the least answer room.
   auto fit_long = lm->FitMessages(req.messages, false, {128, 48, 8});
   auto fit_least = lm->FitMessages(req.messages, false, {128, 8, 8});
@@ -486,14 +492,7 @@ TEST_F(EngineLmTest, LongConversationKeepsTheSystemPromptAndTheLatestTurns) {
   c.min_reply_tokens = 8;
   auto lm = Make(c);
   ASSERT_TRUE(lm);
-  GenerateRequest req;
-  req.max_tokens = 16;
-  req.messages = {{"system", "You tell short stories."}};
-  for (int i = 0; i < 12; ++i) {
-    req.messages.push_back({"user", "Tell me about the cat number " + std::to_string(i) + "."});
-    req.messages.push_back({"assistant", "The cat " + std::to_string(i) + " sat in the sun."});
-  }
-  req.messages.push_back({"user", "And the dog?"});
+  const GenerateRequest req = LongChat(16);
   ASSERT_GT(lm->EncodeMessages(req.messages, true)->size(), 128u);
   // What the policy keeps: the system prompt and the latest whole turns that leave 16 tokens.
   auto fit = lm->FitMessages(req.messages, true, {128, 16, 8});
