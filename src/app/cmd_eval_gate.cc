@@ -308,7 +308,9 @@ int RunEvalGate(std::span<const std::string> argv) {
   for (int k = 0; k <= 100; ++k) margin_grid.push_back(k * 0.005);
   const double chosen_margin = BestCut(Values(sets[0], kSignals[0].second),
                                        Values(sets[1], kSignals[0].second), margin_grid);
+  // The intent check alone (the text questions carry no recognizer confidence anyway).
   answer::LlmGateConfig chosen_gate;
+  chosen_gate.min_asr_confidence = 0;
   chosen_gate.min_intent_margin = chosen_margin;
 
   nlohmann::json js;
@@ -343,6 +345,7 @@ int RunEvalGate(std::span<const std::string> argv) {
   nlohmann::json sweep = nlohmann::json::array();
   for (const double m : {0.0, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.125, 0.15, 0.175, 0.2, 0.25, 0.3}) {
     answer::LlmGateConfig g;
+    g.min_asr_confidence = 0;
     g.min_intent_margin = m;
     nlohmann::json row = {{"min_intent_margin", m}};
     for (const Set& s : sets) row[s.name] = KeptShare(s, g);
@@ -427,6 +430,7 @@ int RunEvalGate(std::span<const std::string> argv) {
     both.min_asr_confidence = chosen_asr;
     answer::LlmGateConfig asr_only;
     asr_only.min_asr_confidence = chosen_asr;
+    asr_only.min_intent_margin = 0;
     for (const Set& s : heard_sets) {
       std::vector<double> wers;
       for (const Item& it : s.items) wers.push_back(it.wer);
