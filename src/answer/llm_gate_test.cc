@@ -65,7 +65,8 @@ TEST(LlmGate, AZeroMinimumOrADisabledGateChecksNothing) {
 
 TEST(LlmGate, ANonNumberIsNoConfidence) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_EQ(DecideLlmGate(Gate(0.2, 0.1), Input(nan, 0.5)).reason, LlmGateReason::kLowAsrConfidence);
+  EXPECT_EQ(DecideLlmGate(Gate(0.2, 0.1), Input(nan, 0.5)).reason,
+            LlmGateReason::kLowAsrConfidence);
   EXPECT_EQ(DecideLlmGate(Gate(0.2, 0.1), Input(0.5, nan)).reason, LlmGateReason::kLowIntentMargin);
 }
 

@@ -12,15 +12,14 @@
 // the configured recognizer with the knowledge base's domain model (as a call builds it), and
 // answers what it heard: the recognizer's confidence for well and badly recognized questions,
 // and the gate with both checks.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
-
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 
 #include "answer/answer_stack.h"
@@ -45,8 +44,9 @@ constexpr char kUsage[] =
     "usage: hotline eval gate --bitext CSV --clinc JSON [options]\n"
     "  Runs in-scope and out-of-scope questions through the answer stack and reports which reach\n"
     "  the LLM tier and which of those the LLM gate keeps or blocks.\n"
-    "  --bitext FILE     Bitext customer_support.csv: in-scope questions, split as `hotline train`\n"
-    "                    splits them (train: tuning; test: the demo model's held-out questions)\n"
+    "  --bitext FILE     Bitext customer_support.csv: in-scope questions, split as\n"
+    "                    `hotline train` splits them (train: tuning; test: the demo model's\n"
+    "                    held-out questions)\n"
     "  --clinc FILE      CLINC150 data_full.json: oos_train + oos_val (tuning), oos_test (report)\n"
     "  --kb FILE         knowledge-base CSV (default: the demo knowledge base)\n"
     "  --config FILE     configuration (answer.*, asr.*); --set a.b=v overrides\n"
@@ -137,12 +137,8 @@ double Quantile(std::vector<double> v, double p) {
 }
 
 nlohmann::json Quantiles(const std::vector<double>& v) {
-  return {{"n", v.size()},
-          {"p10", Quantile(v, 0.1)},
-          {"p25", Quantile(v, 0.25)},
-          {"p50", Quantile(v, 0.5)},
-          {"p75", Quantile(v, 0.75)},
-          {"p90", Quantile(v, 0.9)}};
+  return {{"n", v.size()},           {"p10", Quantile(v, 0.1)},  {"p25", Quantile(v, 0.25)},
+          {"p50", Quantile(v, 0.5)}, {"p75", Quantile(v, 0.75)}, {"p90", Quantile(v, 0.9)}};
 }
 
 using Signal = double (*)(const answer::LlmGateInput&);
@@ -223,15 +219,15 @@ Result<asr::AsrResult> Hear(tts::Synthesizer& synth, asr::Recognizer& recognizer
   constexpr size_t kFrame = 160;  // 20 ms at 8 kHz
   for (size_t i = 0; i < pcm.size(); i += kFrame) {
     const size_t n = std::min(kFrame, pcm.size() - i);
-    RETURN_IF_ERROR(stream->AcceptFrames(
-        audio::AudioView(std::span<const int16_t>(pcm.data() + i, n), 8000)));
+    RETURN_IF_ERROR(
+        stream->AcceptFrames(audio::AudioView(std::span<const int16_t>(pcm.data() + i, n), 8000)));
   }
   return stream->Finish();
 }
 
 int RunEvalGate(std::span<const std::string> argv) {
-  auto args = Args::Parse(argv, {"--bitext", "--clinc", "--kb", "--config", "--set", "--spoken",
-                                 "-o"});
+  auto args =
+      Args::Parse(argv, {"--bitext", "--clinc", "--kb", "--config", "--set", "--spoken", "-o"});
   if (!args.ok()) return UsageError(args.status().message(), kUsage);
   const std::optional<std::string> bitext_path = args->Get("--bitext");
   const std::optional<std::string> clinc_path = args->Get("--clinc");
@@ -282,8 +278,9 @@ int RunEvalGate(std::span<const std::string> argv) {
   auto stack = answer::AnswerStack::Build(ac, answer::StoreConfig{}, so);
   if (!stack.ok()) return Fail(stack.status().WithContext("answer stack"));
   if ((*stack)->classifier() == nullptr) {
-    std::fprintf(stderr, "note: no intent classifier (answer.use_intent_cache off or the knowledge "
-                         "base trains none): the intent check never applies\n");
+    std::fprintf(stderr,
+                 "note: no intent classifier (answer.use_intent_cache off or the knowledge "
+                 "base trains none): the intent check never applies\n");
   }
   answer::Answerer& answerer = (*stack)->answerer();
 
@@ -343,7 +340,8 @@ int RunEvalGate(std::span<const std::string> argv) {
         BlockedAtKept(Values(sets[0], f), Values(sets[1], f), 0.75);
   }
   nlohmann::json sweep = nlohmann::json::array();
-  for (const double m : {0.0, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.125, 0.15, 0.175, 0.2, 0.25, 0.3}) {
+  for (const double m :
+       {0.0, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.125, 0.15, 0.175, 0.2, 0.25, 0.3}) {
     answer::LlmGateConfig g;
     g.min_asr_confidence = 0;
     g.min_intent_margin = m;
@@ -367,7 +365,8 @@ int RunEvalGate(std::span<const std::string> argv) {
       auto built = asr::WriteDomainLm(texts, asr_cfg.pocketsphinx.dictionary, lm);
       if (!built.ok()) return Fail(built.status().WithContext("domain language model"));
       asr_cfg.pocketsphinx.domain_lm = lm;
-      if (asr_cfg.pocketsphinx.lm_mode == "switched") asr_cfg.pocketsphinx.dictionary = lm + ".dict";
+      if (asr_cfg.pocketsphinx.lm_mode == "switched")
+        asr_cfg.pocketsphinx.dictionary = lm + ".dict";
     }
     auto recognizer = asr::CreateRecognizer(asr_cfg);
     tts::TtsConfig tc = cfg->tts;
@@ -438,9 +437,12 @@ int RunEvalGate(std::span<const std::string> argv) {
       for (const Item& it : s.items) ++tiers[it.tier];
       nlohmann::json items = nlohmann::json::array();
       for (const Item& it : s.items) {
-        items.push_back({{"question", it.question}, {"heard", it.heard}, {"wer", it.wer},
+        items.push_back({{"question", it.question},
+                         {"heard", it.heard},
+                         {"wer", it.wer},
                          {"asr_confidence", it.input.asr_confidence.value_or(0)},
-                         {"tier", it.tier}, {"intent_margin", it.input.intent_margin.value_or(0)}});
+                         {"tier", it.tier},
+                         {"intent_margin", it.input.intent_margin.value_or(0)}});
       }
       js["spoken"]["sets"][s.name] = {
           {"questions", s.items.size()},
@@ -472,18 +474,19 @@ int RunEvalGate(std::span<const std::string> argv) {
               "intent margin of those p10/p50/p90");
   for (const Set& s : sets) {
     const auto& q = js["sets"][s.name]["intent_margin"];
-    std::printf("%-20s %9zu %7zu %8.1f%% %8.1f%%  %.3f/%.3f/%.3f\n", s.name.c_str(),
-                s.items.size(), Reached(s).size(), 100 * KeptShare(s, configured),
-                100 * KeptShare(s, chosen_gate), q["p10"].get<double>(), q["p50"].get<double>(),
-                q["p90"].get<double>());
+    std::printf("%-20s %9zu %7zu %8.1f%% %8.1f%%  %.3f/%.3f/%.3f\n", s.name.c_str(), s.items.size(),
+                Reached(s).size(), 100 * KeptShare(s, configured), 100 * KeptShare(s, chosen_gate),
+                q["p10"].get<double>(), q["p50"].get<double>(), q["p90"].get<double>());
   }
-  std::printf("*  configured gate: %s, min_intent_margin %.3f, min_asr_confidence %.2g (text\n"
-              "   questions carry no recognizer confidence)\n",
-              configured.enabled ? "enabled" : "disabled", configured.min_intent_margin,
-              configured.min_asr_confidence);
+  std::printf(
+      "*  configured gate: %s, min_intent_margin %.3f, min_asr_confidence %.2g (text\n"
+      "   questions carry no recognizer confidence)\n",
+      configured.enabled ? "enabled" : "disabled", configured.min_intent_margin,
+      configured.min_asr_confidence);
   std::printf("** min_intent_margin %.3f: best separation of the tuning sets (Youden's J)\n",
               chosen_margin);
-  std::printf("out of scope blocked (tuning) where 75%% of in-scope questions to the LLM are kept:\n");
+  std::printf(
+      "out of scope blocked (tuning) where 75%% of in-scope questions to the LLM are kept:\n");
   for (const auto& [name, f] : kSignals) {
     std::printf("  %-22s %5.1f%%\n", name,
                 100 * js["oos_blocked_at_75pct_kept_tuning"][name].get<double>());
@@ -498,13 +501,14 @@ int RunEvalGate(std::span<const std::string> argv) {
     std::printf("\n");
   }
   if (js.contains("spoken")) {
-    std::printf("spoken (flite -> 8 kHz mu-law -> %s), min_asr_confidence %.2g chosen on the "
-                "tuning sets;\n  kept shares of the questions reaching the LLM tier with the "
-                "chosen minimums:\n",
-                cfg->asr.backend.c_str(), js["spoken"]["chosen_min_asr_confidence"].get<double>());
+    std::printf(
+        "spoken (flite -> 8 kHz mu-law -> %s), min_asr_confidence %.2g chosen on the "
+        "tuning sets;\n  kept shares of the questions reaching the LLM tier with the "
+        "chosen minimums:\n",
+        cfg->asr.backend.c_str(), js["spoken"]["chosen_min_asr_confidence"].get<double>());
     std::printf("  %-20s %4s %8s  %-26s %-26s %5s %7s %7s %7s\n", "set", "n", "WER p50",
-                "conf p25/p50/p75 WER<=.25", "conf p25/p50/p75 WER>.5", "toLLM", "margin",
-                "asr", "both");
+                "conf p25/p50/p75 WER<=.25", "conf p25/p50/p75 WER>.5", "toLLM", "margin", "asr",
+                "both");
     for (const auto& [name, j] : js["spoken"]["sets"].items()) {
       auto q3 = [](const nlohmann::json& q) {
         char b[64];
@@ -519,9 +523,10 @@ int RunEvalGate(std::span<const std::string> argv) {
                   100 * j["kept_margin_only"].get<double>(), 100 * j["kept_asr_only"].get<double>(),
                   100 * j["kept_both"].get<double>());
     }
-    std::printf("  kept share by min_asr_confidence (well heard: WER <= 0.25 | badly: WER > 0.5):\n"
-                "  %10s %23s %23s %23s %23s\n", "min", "bitext_train", "clinc_oos_train_val",
-                "bitext_test", "clinc_oos_test");
+    std::printf(
+        "  kept share by min_asr_confidence (well heard: WER <= 0.25 | badly: WER > 0.5):\n"
+        "  %10s %23s %23s %23s %23s\n",
+        "min", "bitext_train", "clinc_oos_train_val", "bitext_test", "clinc_oos_test");
     for (const auto& row : js["spoken"]["sweep_kept"]) {
       std::printf("  %10.0e", row["min_asr_confidence"].get<double>());
       for (const char* name :
