@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -93,6 +94,7 @@ TEST_F(LlmGateDemo, WithoutTheGateTheModelAnswersAnOutOfScopeQuestion) {
   Build(config);
   if (HasFatalFailure()) return;
   const AnswerResult r = Ask(kOutOfScope);
+  std::printf("ungated model answer to \"%s\": %s\n", kOutOfScope, r.text.c_str());
   EXPECT_EQ(r.tier, AnswerTierId::kLlm);  // a fluent answer to a question it cannot know
   EXPECT_FALSE(r.text.empty());
   ASSERT_TRUE(r.llm_gate.has_value());
