@@ -2,6 +2,7 @@
 
 #include "common/config.h"
 #include "common/log.h"
+#include "common/metrics.h"
 
 namespace hotline::answer {
 
@@ -106,6 +107,7 @@ struct Answerer::Turn {
   double first_sentence_ms = -1;
   double understood_ms = -1;
   std::vector<std::string> sentences;
+  std::optional<AnswerResult::GateCheck> gate;  // the LLM gate ran (the turn reached the model)
 
   // Hands one sentence to on_sentence; false once the listener wants no more.
   bool Deliver(std::string sentence) {
@@ -132,6 +134,7 @@ Result<AnswerResult> Answerer::Answer(std::string_view turn, CallerSession& call
   r.sentences = std::move(t.sentences);
   r.first_sentence_ms = t.first_sentence_ms;
   r.understood_ms = t.understood_ms;
+  r.llm_gate = t.gate;
   if (t.stopped || (t.streamed && IsCancelled(options.cancel))) r.cancelled = true;
   if (r.cancelled) stats_.cancelled.fetch_add(1, std::memory_order_relaxed);
   return r;
@@ -297,7 +300,33 @@ Result<std::optional<AnswerResult>> Answerer::FromKnowledgeOrModel(
       return std::optional<AnswerResult>(std::move(r));
     }
   }
+  if (parts_.llm && !GateAllows(q, passages, t)) return std::optional<AnswerResult>();
   return FromModel(q, caller, history, std::move(passages), t);
+}
+
+bool Answerer::GateAllows(const Question& q, const std::vector<Passage>& passages, Turn& t) {
+  AnswerResult::GateCheck check;
+  check.input.asr_confidence = t.options.asr_confidence;
+  if (q.prediction) {
+    check.input.intent_margin = q.prediction->margin;
+    check.input.intent_confidence = q.prediction->confidence;
+    check.input.intent_score = q.prediction->score;
+    check.input.neighbour_similarity = q.prediction->neighbour_similarity;
+  }
+  if (!passages.empty()) check.input.kb_top_score = passages[0].score;
+  check.decision = DecideLlmGate(config_.llm_gate, check.input);
+  t.gate = check;
+  if (check.decision.pass) return true;
+  const std::string_view reason = LlmGateReasonName(check.decision.reason);
+  stats_.llm_gated.fetch_add(1, std::memory_order_relaxed);
+  MetricsRegistry::Global()
+      .GetCounter("hotline_answer_llm_gated_total",
+                  "Turns the LLM gate sent to the fallback instead of the model, by reason",
+                  {{"reason", std::string(reason)}})
+      .Increment();
+  HLOG_DEBUG("LLM gate: {} (asr confidence {:.3f}, intent margin {:.3f})", reason,
+             check.input.asr_confidence.value_or(-1), check.input.intent_margin.value_or(-1));
+  return false;
 }
 
 Result<std::optional<AnswerResult>> Answerer::FromModel(const Question& q, CallerSession& caller,

@@ -6,6 +6,8 @@
 //              ├► L2 semantic cache    (AnswerTier)
 //              ├► L3 exact result cache (ResultCache; answers with audio when synthesized)
 //              ├► knowledge base: the top passage is spoken directly when it matches well
+//              ├► LLM gate (llm_gate.h): a turn the call is not sure it understood (low
+//              │  recognizer confidence, low intent margin) skips the model: fallback
 //              ├► language model (llm::LanguageModel): prompt (system, history, passages),
 //              │  streamed through the speech post-processing sentence by sentence
 //              └► fallback: offer a human agent
@@ -53,6 +55,7 @@
 #include "answer/intent_cache.h"
 #include "answer/intent_classifier.h"
 #include "answer/knowledge_base.h"
+#include "answer/llm_gate.h"
 #include "answer/postprocess.h"
 #include "answer/prompt.h"
 #include "answer/result_cache.h"
@@ -123,6 +126,19 @@ struct AnswerResult {
   std::optional<llm::GenerateStats> llm;
   double first_sentence_ms = -1;  // Answer call -> first on_sentence call (-1: none)
   double understood_ms = -1;      // Answer call -> question understood (normalized, intent)
+  // The LLM gate's verdict when the turn reached the LLM tier (a model is configured), with what
+  // it saw; a blocked turn is answered by the fallback (tier kFallback).
+  struct GateCheck {
+    LlmGateInput input;
+    LlmGateDecision decision;
+  };
+  std::optional<GateCheck> llm_gate;
+  // Why the fallback answered because the gate blocked the model ("low_intent_margin", ...);
+  // empty otherwise.
+  std::string_view gated_reason() const {
+    return llm_gate && !llm_gate->decision.pass ? LlmGateReasonName(llm_gate->decision.reason)
+                                                : std::string_view();
+  }
 };
 
 struct AnswerOptions {
@@ -134,6 +150,9 @@ struct AnswerOptions {
   // false: a fallback answer (no tier could answer) is returned without going through
   // on_sentence, for a caller that says something else first (e.g. asks to rephrase).
   bool stream_fallback = true;
+  // The recognizer's utterance confidence (0..1) of a spoken turn, for the LLM gate; nullopt for
+  // a typed or scripted turn (the gate's recognizer check is skipped).
+  std::optional<double> asr_confidence;
 };
 
 struct AnswererConfig {
@@ -155,6 +174,8 @@ struct AnswererConfig {
   PromptConfig prompt;
   SpeechConfig speech;
   CallerConfig caller;
+  // Which turns the LLM tier may answer (llm_gate.h).
+  LlmGateConfig llm_gate;
   // BM25 score above which the best passage is spoken directly (no LLM). Lower answers more
   // questions from the knowledge base; higher sends more to the LLM, slower but better fitted.
   double kb_direct_min_score = 6.0;
@@ -187,6 +208,7 @@ struct AnswererConfig {
     v.Section("prompt", prompt);
     v.Section("speech", speech);
     v.Section("caller", caller);
+    v.Section("llm_gate", llm_gate);
     v.Field("kb_direct_min_score", kb_direct_min_score, "BM25 score to speak a passage directly");
     v.Field("kb_direct_requires_intent_match", kb_direct_requires_intent_match,
             "Speak a passage directly only when its intent matches");
@@ -221,6 +243,7 @@ struct AnswererStats {
   std::atomic<uint64_t> by_tier[8] = {};
   std::atomic<uint64_t> tier_errors{0};  // a tier failed and the next one answered
   std::atomic<uint64_t> cancelled{0};    // answers stopped by barge-in
+  std::atomic<uint64_t> llm_gated{0};    // turns the LLM gate sent to the fallback
 };
 
 class Answerer {
@@ -271,6 +294,8 @@ class Answerer {
   Result<std::optional<AnswerResult>> FromKnowledgeOrModel(const Question& q, CallerSession& caller,
                                                            const std::vector<ChatMessage>& history,
                                                            Turn& t);
+  // The LLM gate for a turn about to reach the model: records its verdict in `t`, counts a block.
+  bool GateAllows(const Question& q, const std::vector<Passage>& passages, Turn& t);
   Result<std::optional<AnswerResult>> FromModel(const Question& q, CallerSession& caller,
                                                 const std::vector<ChatMessage>& history,
                                                 std::vector<Passage> passages, Turn& t);

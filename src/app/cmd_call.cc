@@ -60,6 +60,10 @@ void PrintCallReport(const pipeline::FileCallResult& r, std::FILE* out) {
     std::fprintf(out, "  answer:  \"%s\"\n  tier:    %s   outcome: %s%s\n", t.answer.c_str(),
                  t.tier.c_str(), t.outcome.c_str(),
                  t.prework_used ? "   (prepared before the turn ended)" : "");
+    if (!t.llm_gate.empty()) {
+      std::fprintf(out, "  llm gate: %s (asr confidence %.3f)\n", t.llm_gate.c_str(),
+                   t.asr_confidence);
+    }
     std::fprintf(out, "  ledger (ms from %s):", t.kind == "caller" ? "speech end" : "start");
     const std::pair<const char*, double> stamps[] = {
         {"speech_start", l.speech_start},   {"end_of_turn", l.end_of_turn},
@@ -91,6 +95,8 @@ std::string CallReportJson(const pipeline::FileCallResult& r) {
                      {"tier", t.tier},
                      {"outcome", t.outcome},
                      {"prework", t.prework_used},
+                     {"asr_confidence", t.asr_confidence},
+                     {"llm_gate", t.llm_gate},
                      {"ledger", nlohmann::json::parse(t.ledger.ToJson(Origin(t)))}});
   }
   nlohmann::json j = {{"turns", turns}, {"wall_ms", std::round(r.wall_ms)}};

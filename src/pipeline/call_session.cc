@@ -763,6 +763,10 @@ void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token,
     AnswerHooks hooks;
     hooks.cancel = token.get();
     hooks.stream_fallback = self->misses >= self->res.call.fallback_retries;
+    {
+      std::lock_guard lock(self->mu);
+      hooks.asr_confidence = self->turns[idx].asr_confidence;
+    }
     double first_sentence_at = -1;
     hooks.on_sentence = [&](std::string_view sentence) {
       if (first_sentence_at < 0) first_sentence_at = self->NowMs();
@@ -813,6 +817,7 @@ void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token,
       t.tier = result->tier;
       t.personal = result->personal;
       t.outcome = transfer ? "transfer" : rephrase ? "rephrase" : "answered";
+      t.llm_gate = result->gated;
     }
     self->history.push_back({"user", Redacted(text)});
     self->history.push_back({"assistant", result->personal ? "<personal>" : result->text});

@@ -116,6 +116,9 @@ struct TurnReport {
   std::string answer;      // what the agent said (or started to say)
   std::string tier;        // answering tier, or the fixed prompt's name
   std::string outcome;     // answered, barge_in, goodbye, transfer, discarded, error:<kind>, busy
+  // The LLM gate kept the model from answering (answer/llm_gate.h): its reason, e.g.
+  // "low_intent_margin"; the turn's outcome is then rephrase or transfer. Empty otherwise.
+  std::string llm_gate;
   bool personal = false;
   bool prework_used = false;  // answered with audio prepared before the turn ended
   double prework_saved_ms = 0;  // look-up + synthesis time spent ahead for this turn

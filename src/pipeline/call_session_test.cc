@@ -285,6 +285,25 @@ TEST_F(CallSessionTest, AgentRequestTransfers) {
   EXPECT_EQ(LastTurn().answer, res_.call.transfer_text);
 }
 
+TEST_F(CallSessionTest, TheRecognizersConfidenceReachesTheAnswerAndAGatedTurnSaysWhy) {
+  answerer_.fallback = true;
+  answerer_.gated = "low_asr_confidence";
+  StartCall();
+  Say();
+  FeedUntilIdle();
+  {
+    std::lock_guard lock(answerer_.mu);
+    ASSERT_EQ(answerer_.asr_confidences.size(), 1u);
+    ASSERT_TRUE(answerer_.asr_confidences[0].has_value());
+    EXPECT_FLOAT_EQ(static_cast<float>(*answerer_.asr_confidences[0]), 0.9f);  // the final's
+  }
+  // The gated turn takes the session's usual no-answer path, and records the gate's reason.
+  EXPECT_EQ(LastTurn().outcome, "rephrase");
+  EXPECT_EQ(LastTurn().answer, res_.call.rephrase_text);
+  EXPECT_EQ(LastTurn().llm_gate, "low_asr_confidence");
+  EXPECT_FLOAT_EQ(static_cast<float>(LastTurn().asr_confidence), 0.9f);
+}
+
 TEST_F(CallSessionTest, AnswererFallbackAsksToRephraseThenTransfers) {
   answerer_.fallback = true;
   answerer_.reply = "I'm not sure. Let me transfer you.";

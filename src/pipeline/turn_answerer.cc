@@ -11,6 +11,7 @@ TurnAnswer FromResult(const answer::AnswerResult& r) {
   a.personal = r.personal;
   a.fallback = r.tier == answer::AnswerTierId::kFallback;
   a.understood_ms = r.understood_ms;
+  a.gated = std::string(r.gated_reason());
   if (r.llm) {
     a.llm_first_token_ms = r.llm->first_token_ms;
     a.tokens = r.llm->prompt_tokens + r.llm->generated_tokens;
@@ -26,6 +27,7 @@ Result<TurnAnswer> AnswererAdapter::Answer(std::string_view turn, answer::Caller
   answer::AnswerOptions options;
   options.cancel = hooks.cancel;
   options.stream_fallback = hooks.stream_fallback;
+  options.asr_confidence = hooks.asr_confidence;
   if (hooks.on_sentence) {
     options.on_sentence = [&](std::string_view sentence) {
       hooks.on_sentence(sentence);

@@ -39,6 +39,9 @@ struct TurnAnswer {
   double llm_first_token_ms = -1;  // Answer call → the model's first token (model tier only)
   double understood_ms = -1;       // Answer call → the question understood (-1: not reported)
   int64_t tokens = 0;              // prompt + generated tokens of the model (0: no model ran)
+  // The LLM gate sent this turn to the fallback: why ("low_asr_confidence",
+  // "low_intent_margin"); empty when it did not.
+  std::string gated;
 };
 
 struct AnswerHooks {
@@ -48,6 +51,9 @@ struct AnswerHooks {
   // false: a fallback answer is not streamed (TurnAnswer::streamed stays false), so the session
   // can say something else instead.
   bool stream_fallback = true;
+  // The recognizer's utterance confidence of the turn (answer::AnswerOptions::asr_confidence);
+  // nullopt for a turn that was not recognized from speech.
+  std::optional<double> asr_confidence;
 };
 
 class TurnAnswerer {

@@ -172,7 +172,9 @@ class FakeAnswerer : public TurnAnswerer {
   bool fail = false;
   bool fallback = false;
   bool block = false;  // wait for Release() or the cancel token
+  std::string gated;   // with `fallback`: the LLM gate's reason the answer reports
   std::vector<std::string> turns;
+  std::vector<std::optional<double>> asr_confidences;  // AnswerHooks::asr_confidence per turn
   std::vector<std::string> pins;
   std::vector<std::string> peeks;
   std::optional<TurnAnswer> peek_answer;
@@ -194,6 +196,7 @@ class FakeAnswerer : public TurnAnswerer {
     {
       std::lock_guard lock(mu);
       turns.emplace_back(turn);
+      asr_confidences.push_back(hooks.asr_confidence);
       sentences = stream_sentences;
     }
     for (const std::string& s : sentences) {
@@ -216,6 +219,7 @@ class FakeAnswerer : public TurnAnswerer {
     a.sentences = sentences.empty() ? std::vector<std::string>{reply} : sentences;
     a.tier = fallback ? "fallback" : "kb";
     a.fallback = fallback;
+    if (fallback) a.gated = gated;
     a.understood_ms = 0;
     a.streamed = !sentences.empty() && (hooks.stream_fallback || !fallback);
     return a;
