@@ -2,13 +2,13 @@
 
 #include <atomic>
 #include <cstdio>
-#include <mutex>
 #include <random>
 #include <string_view>
 #include <utility>
 
 #include "common/log.h"
 #include "server/calls/call_connection.h"
+#include "server/calls/websocket_call_sink.h"
 #include "transport/softphone/protocol.h"
 
 namespace hotline::server {
@@ -49,54 +49,30 @@ struct SoftphoneEndpoint::Shared {
 namespace {
 
 // The session's way back to the browser.
-class SoftphoneSink final : public DetachableCallSink {
+class SoftphoneSink final : public WebSocketCallSink {
  public:
   SoftphoneSink(std::shared_ptr<WebSocketConnection> ws, std::string call_id, Counter* transfers)
-      : ws_(std::move(ws)), call_id_(std::move(call_id)), transfers_(transfers) {}
-
-  // The call is over for the transport; later sends are ignored (see TwilioSink::Detach).
-  void Detach() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    ws_.reset();
-  }
+      : WebSocketCallSink(std::move(ws), std::move(call_id)), transfers_(transfers) {}
 
   void SendAudio(std::span<const uint8_t> payload) override {
-    auto ws = Connection();
-    if (ws == nullptr) return;
-    Status s =
-        ws->SendBinary(std::string(reinterpret_cast<const char*>(payload.data()), payload.size()));
-    if (!s.ok() && !ws->closed()) {
-      HLOG_WARN("call {}: outbound audio dropped: {}", call_id_, s.message());
-    }
+    SendBinary(std::string(reinterpret_cast<const char*>(payload.data()), payload.size()), "audio");
   }
-  void SendMark(std::string_view name) override { Send(sp::EncodeMark(name)); }
-  void Clear() override { Send(sp::EncodeClear()); }
+  void SendMark(std::string_view name) override { SendText(sp::EncodeMark(name), "event"); }
+  void Clear() override { SendText(sp::EncodeClear(), "event"); }
   void Hangup(std::string_view reason) override {
-    HLOG_INFO("call {}: agent hung up ({})", call_id_, reason);
+    HLOG_INFO("call {}: agent hung up ({})", call_id(), reason);
     End("hangup", reason);
   }
   void Transfer(std::string_view reason) override {
-    HLOG_INFO("call {}: transfer to an agent ({})", call_id_, reason);
+    HLOG_INFO("call {}: transfer to an agent ({})", call_id(), reason);
     transfers_->Increment();
     End("transfer", reason);
   }
   void Event(std::string_view type, std::string_view json) override {
-    Send(sp::EncodeSessionEvent(type, json));
+    SendText(sp::EncodeSessionEvent(type, json), "event");
   }
 
  private:
-  std::shared_ptr<WebSocketConnection> Connection() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return ws_;
-  }
-  void Send(std::string message) {
-    auto ws = Connection();
-    if (ws == nullptr) return;
-    Status s = ws->SendText(std::move(message));
-    if (!s.ok() && !ws->closed()) {
-      HLOG_WARN("call {}: outbound event dropped: {}", call_id_, s.message());
-    }
-  }
   // The event, then a normal close after the queued audio (the page plays what it has).
   void End(std::string_view kind, std::string_view reason) {
     auto ws = Connection();
@@ -105,9 +81,6 @@ class SoftphoneSink final : public DetachableCallSink {
     ws->Close(kCloseNormal, std::string(kind) + ": " + std::string(reason));
   }
 
-  std::mutex mu_;
-  std::shared_ptr<WebSocketConnection> ws_;  // guarded by mu_; null once detached
-  const std::string call_id_;
   Counter* transfers_;
 };
 

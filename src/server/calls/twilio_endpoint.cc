@@ -1,13 +1,13 @@
 #include "server/calls/twilio_endpoint.h"
 
 #include <algorithm>
-#include <mutex>
 #include <string_view>
 #include <utility>
 
 #include "audio/g711.h"
 #include "common/log.h"
 #include "server/calls/call_connection.h"
+#include "server/calls/websocket_call_sink.h"
 #include "transport/twilio/media_streams.h"
 
 namespace hotline::server {
@@ -37,62 +37,38 @@ struct TwilioEndpoint::Shared {
 namespace {
 
 // The session's way back to the caller: queues Twilio messages on the WebSocket.
-class TwilioSink final : public DetachableCallSink {
+class TwilioSink final : public WebSocketCallSink {
  public:
   TwilioSink(std::shared_ptr<WebSocketConnection> ws, std::string stream_sid, std::string call_id,
              Counter* transfers)
-      : ws_(std::move(ws)),
+      : WebSocketCallSink(std::move(ws), std::move(call_id)),
         stream_sid_(std::move(stream_sid)),
-        call_id_(std::move(call_id)),
         transfers_(transfers) {}
-
-  // The call is over for the transport: drop the connection, so a session that outlives it (its
-  // queued work finishing on a worker) never keeps the socket, and through it the server's I/O
-  // context, alive. Later sends are ignored.
-  void Detach() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    ws_.reset();
-  }
 
   void SendAudio(std::span<const uint8_t> payload) override {
     std::string_view bytes(reinterpret_cast<const char*>(payload.data()), payload.size());
-    Send(twilio::EncodeMedia(stream_sid_, bytes));
+    SendText(twilio::EncodeMedia(stream_sid_, bytes), "message");
   }
-  void SendMark(std::string_view name) override { Send(twilio::EncodeMark(stream_sid_, name)); }
-  void Clear() override { Send(twilio::EncodeClear(stream_sid_)); }
+  void SendMark(std::string_view name) override {
+    SendText(twilio::EncodeMark(stream_sid_, name), "message");
+  }
+  void Clear() override { SendText(twilio::EncodeClear(stream_sid_), "message"); }
   void Hangup(std::string_view reason) override {
-    HLOG_INFO("call {}: agent hung up ({})", call_id_, reason);
+    HLOG_INFO("call {}: agent hung up ({})", call_id(), reason);
     if (auto ws = Connection()) ws->Close(kCloseNormal, "hangup: " + std::string(reason));
   }
   void Transfer(std::string_view reason) override {
-    HLOG_INFO("call {}: transfer to an agent ({})", call_id_, reason);
+    HLOG_INFO("call {}: transfer to an agent ({})", call_id(), reason);
     transfers_->Increment();
     // Closing the stream lets Twilio continue with the TwiML after <Connect> (the agents' queue).
     if (auto ws = Connection()) ws->Close(kCloseNormal, "transfer: " + std::string(reason));
   }
   void Event(std::string_view type, std::string_view json) override {
-    HLOG_DEBUG("call {}: {} {}", call_id_, type, json);
+    HLOG_DEBUG("call {}: {} {}", call_id(), type, json);
   }
 
  private:
-  std::shared_ptr<WebSocketConnection> Connection() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return ws_;
-  }
-
-  void Send(std::string message) {
-    auto ws = Connection();
-    if (ws == nullptr) return;
-    Status s = ws->SendText(std::move(message));
-    if (!s.ok() && !ws->closed()) {
-      HLOG_WARN("call {}: outbound message dropped: {}", call_id_, s.message());
-    }
-  }
-
-  std::mutex mu_;
-  std::shared_ptr<WebSocketConnection> ws_;  // guarded by mu_; null once detached
   const std::string stream_sid_;
-  const std::string call_id_;
   Counter* transfers_;
 };
 
