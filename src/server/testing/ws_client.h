@@ -147,14 +147,14 @@ class WsClient {
   // Sends a close frame and waits for the server's (a reader on another thread sees the close).
   void Close(uint16_t code = 1000) {
     std::lock_guard lock(write_mu_);
-    RunOnStream([this, code](auto done) {
+    RunOnStream([this, code](const Done& done) {
       ws_.async_close(static_cast<boost::beast::websocket::close_code>(code),
                       [done](boost::beast::error_code ec) { done->set_value(ec); });
     });
   }
   // Drops the TCP connection without a close frame.
   void Drop() {
-    RunOnStream([this](auto done) {
+    RunOnStream([this](const Done& done) {
       boost::beast::error_code ec;
       ws_.next_layer().close(ec);
       done->set_value(ec);
@@ -179,7 +179,7 @@ class WsClient {
   bool Write(std::string data, bool binary) {
     std::lock_guard lock(write_mu_);
     auto payload = std::make_shared<std::string>(std::move(data));
-    return !RunOnStream([this, payload, binary](Done done) {
+    return !RunOnStream([this, payload, binary](const Done& done) {
       ws_.binary(binary);
       ws_.async_write(
           boost::asio::buffer(*payload),
