@@ -264,6 +264,58 @@ TEST(HttpServer, WebSocketEchoAndServerSideClose) {
   EXPECT_EQ(log->last_code, 1000);
 }
 
+// The test client reads on one thread while another sends, and the server's close arrives in the
+// reader while the sender's last write returns (the pattern of a test caller): every echo and the
+// close frame come through, and a send after the close fails cleanly.
+TEST(HttpServer, WebSocketClientReadsWhileAnotherThreadSends) {
+  auto server = MustCreate(TestConfig());
+  auto log = std::make_shared<EchoHandler::Log>();
+  ASSERT_TRUE(server->HandleWebSocket("/ws", EchoFactory(log)).ok());
+  ASSERT_TRUE(server->Start().ok());
+  for (int round = 0; round < 5; ++round) {
+    WsClient ws(server->port(), "/ws");
+    ASSERT_TRUE(ws.ok()) << ws.error().message();
+    ws.SetReadTimeout(std::chrono::seconds(5));
+    constexpr int kMessages = 200;
+    int echoed = 0;
+    int code = -1;
+    std::thread reader([&] {
+      std::string in;
+      while (ws.Read(in)) ++echoed;
+      code = ws.close_code();
+    });
+    // EXPECT, not ASSERT: the reader must be joined on every path.
+    for (int i = 0; i < kMessages; ++i) {
+      EXPECT_TRUE(i % 2 ? ws.SendBinary(std::string(100 + i, 'b'))
+                        : ws.SendText("m" + std::to_string(i)));
+    }
+    EXPECT_TRUE(ws.SendText("close-me"));
+    reader.join();
+    EXPECT_EQ(echoed, kMessages);
+    EXPECT_EQ(code, 1000);
+    EXPECT_EQ(ws.close_reason(), "as asked");
+    // After the close handshake, a send fails instead of touching a finished stream.
+    EXPECT_FALSE(ws.SendText("late"));
+  }
+}
+
+// A silent server: the read time-out ends the read with timed_out instead of blocking.
+TEST(HttpServer, WebSocketClientReadTimesOut) {
+  auto server = MustCreate(TestConfig());
+  auto log = std::make_shared<EchoHandler::Log>();
+  ASSERT_TRUE(server->HandleWebSocket("/ws", EchoFactory(log)).ok());
+  ASSERT_TRUE(server->Start().ok());
+  WsClient ws(server->port(), "/ws");
+  ASSERT_TRUE(ws.ok());
+  ws.SetReadTimeout(std::chrono::milliseconds(100));
+  const auto t0 = Clock::now();
+  std::string in;
+  EXPECT_FALSE(ws.Read(in));
+  EXPECT_EQ(ws.error(), boost::asio::error::timed_out);
+  EXPECT_GE(Clock::now() - t0, std::chrono::milliseconds(100));
+  EXPECT_LT(Clock::now() - t0, std::chrono::milliseconds(2000));
+}
+
 TEST(HttpServer, OversizedWebSocketMessageClosesWith1009) {
   ServerConfig cfg = TestConfig();
   cfg.max_ws_message_bytes = 1000;

@@ -7,8 +7,6 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -187,8 +185,7 @@ class Browser {
     cdp_ = std::make_unique<server::testing::WsClient>(port, ws_path);
     if (!cdp_->ok()) return "DevTools WebSocket: " + cdp_->error().message();
     // A bounded read: a silent browser fails the test instead of hanging it.
-    timeval tv{10, 0};
-    ::setsockopt(cdp_->socket().native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    cdp_->SetReadTimeout(std::chrono::seconds(10));
     return "";
   }
 
@@ -416,8 +413,7 @@ TEST_F(BrowserPagesTest, DashboardInChromiumDrawsChartsWithData) {
   const std::vector<int16_t> question = CallerQuestion("how can i cancel my order", 3500, 2500);
   server::testing::WsClient caller(server_->port(), "/softphone/ws");
   ASSERT_TRUE(caller.ok());
-  timeval tv{20, 0};
-  ::setsockopt(caller.socket().native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  caller.SetReadTimeout(std::chrono::seconds(20));
   ASSERT_TRUE(caller.SendText(R"({"type":"start","sample_rate":16000})"));
   // The reader collects marks to echo (as the page does; the sending thread echoes them) and
   // watches for the answered turn.
@@ -451,11 +447,9 @@ TEST_F(BrowserPagesTest, DashboardInChromiumDrawsChartsWithData) {
     std::this_thread::sleep_for(next - Clock::now());
   }
   EXPECT_TRUE(answered.load()) << "the call got no answered turn";
-  // End the call without another WebSocket write: the reader thread is inside the same stream,
-  // and the server's close (its answer to a hang-up message) would be processed there while
-  // this thread's write is still returning. Closing our sending side is a caller hanging up
-  // abruptly; the server ends the call and closes, which ends the reader.
-  ::shutdown(caller.socket().native_handle(), SHUT_WR);
+  // Hanging up while the reader is inside the same stream: the server's close arrives there as
+  // this thread's write returns (WsClient runs both on its one io thread).
+  EXPECT_TRUE(caller.SendText(R"({"type":"hangup"})"));
   reader.join();
 
   // Let the sampler take a few points after the turn.
@@ -518,10 +512,7 @@ json ReadUntilEvent(server::testing::WsClient& ws, const std::string& type, size
   return nullptr;
 }
 
-void BoundReads(server::testing::WsClient& ws) {
-  timeval tv{15, 0};
-  ::setsockopt(ws.socket().native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-}
+void BoundReads(server::testing::WsClient& ws) { ws.SetReadTimeout(std::chrono::seconds(15)); }
 
 TEST_F(BrowserPagesTest, BadInputClosesOnlyThatCallWithTheReason) {
   // A good call in parallel keeps going.

@@ -16,10 +16,9 @@
 #include <utility>
 #include <vector>
 
-#include "audio/resampler.h"
 #include "common/log.h"
+#include "server/calls/call_connection.h"
 #include "transport/audiosocket/packet.h"
-#include "tts/synthesizer.h"
 
 namespace hotline::server {
 
@@ -70,27 +69,21 @@ class AudioSocketConnection;
 struct AudioSocketServer::Shared {
   const pipeline::CallResources* resources = nullptr;
   AudioSocketConfig config;
-  std::shared_ptr<CallRegistry> registry;
+  std::unique_ptr<CallTransport> calls;  // the call cap (shared with other transports), metrics
   std::string busy_pcm;  // the registry's over-capacity text, 8 kHz PCM16 LE
   // Owned here but destroyed by Stop(): its queued handlers hold references to this struct.
   std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>();
   std::unique_ptr<tcp::acceptor> acceptor;
   std::atomic<bool> stopping{false};
-  std::atomic<int> active{0};
 
   std::mutex mu;
   std::set<std::shared_ptr<AudioSocketConnection>> connections;  // guarded by mu
 
-  Counter* calls = nullptr;
-  Counter* over_capacity = nullptr;
-  Counter* protocol_errors = nullptr;
   Counter* peer_errors = nullptr;
-  Counter* transfers = nullptr;
   Counter* refused = nullptr;
   Counter* audio_dropped_bytes = nullptr;
   Counter* pacer_resyncs = nullptr;
   Counter* frames_out = nullptr;
-  Gauge* active_gauge = nullptr;
 };
 
 namespace {
@@ -112,10 +105,16 @@ struct Outbox {
   Counter* dropped = nullptr;
 };
 
-class AudioSocketSink final : public pipeline::CallSink {
+class AudioSocketSink final : public DetachableCallSink {
  public:
   AudioSocketSink(std::shared_ptr<Outbox> outbox, std::string call_id, Counter* transfers)
       : outbox_(std::move(outbox)), call_id_(std::move(call_id)), transfers_(transfers) {}
+
+  // The call is over: audio and marks from a session still finishing are ignored.
+  void Detach() override {
+    std::lock_guard<std::mutex> lock(outbox_->mu);
+    outbox_->detached = true;
+  }
 
   void SendAudio(std::span<const uint8_t> payload) override {
     std::lock_guard<std::mutex> lock(outbox_->mu);
@@ -184,7 +183,8 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
         strand_(socket_.get_executor()),
         pacer_(strand_),
         parser_(as::PacketLimits{static_cast<size_t>(shared_->config.max_audio_bytes)}),
-        outbox_(std::make_shared<Outbox>()) {
+        outbox_(std::make_shared<Outbox>()),
+        call_(*shared_->calls) {
     boost::system::error_code ec;
     auto ep = socket_.remote_endpoint(ec);
     remote_ = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
@@ -192,8 +192,6 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
     outbox_->dropped = shared_->audio_dropped_bytes;
     socket_.set_option(tcp::no_delay(true), ec);
   }
-
-  ~AudioSocketConnection() { EndSession(); }
 
   void Start() {
     asio::dispatch(strand_, [self = shared_from_this()] {
@@ -281,11 +279,11 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
       case T::kUuid:
         return Fail("a second uuid packet", true);
       case T::kAudio:
-        if (session_ != nullptr && !packet_.payload.empty()) {
+        if (auto* session = call_.session(); session != nullptr && !packet_.payload.empty()) {
           const auto* p = reinterpret_cast<const uint8_t*>(packet_.payload.data());
           pipeline::MediaFormat format{audio::Codec::kPcm16, as::kSampleRateHz};
           Status pushed =
-              session_->PushAudio(std::span<const uint8_t>(p, packet_.payload.size()), format);
+              session->PushAudio(std::span<const uint8_t>(p, packet_.payload.size()), format);
           if (!pushed.ok() && pushed.code() == StatusCode::kInvalidArgument) {
             return Fail(pushed.message(), true);
           }
@@ -293,8 +291,8 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
         }
         return;
       case T::kDtmf:
-        if (session_ != nullptr) {
-          Status pushed = session_->PushDtmf(packet_.payload[0]);
+        if (auto* session = call_.session()) {
+          Status pushed = session->PushDtmf(packet_.payload[0]);
           if (!pushed.ok()) HLOG_INFO("call {}: dtmf ignored: {}", call_id_, pushed.message());
         }
         return;
@@ -321,7 +319,7 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
     entry.transport = "audiosocket";
     entry.remote = remote_;
     std::weak_ptr<Outbox> weak_outbox = outbox_;
-    admission_ = shared_->registry->Admit(std::move(entry), [weak_outbox](std::string_view why) {
+    const bool admitted = call_.Admit(std::move(entry), [weak_outbox](std::string_view why) {
       auto outbox = weak_outbox.lock();
       if (outbox == nullptr) return;
       std::lock_guard<std::mutex> lock(outbox->mu);
@@ -330,10 +328,7 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
       outbox->hangup = true;
       outbox->hangup_reason = "ended: " + std::string(why);
     });
-    if (admission_ == nullptr) {
-      shared_->over_capacity->Increment();
-      HLOG_WARN("call {}: over capacity ({} calls), turned away", call_id_,
-                shared_->registry->max_calls());
+    if (!admitted) {
       state_ = State::kBusy;
       std::lock_guard<std::mutex> lock(outbox_->mu);
       outbox_->audio = shared_->busy_pcm;
@@ -343,22 +338,15 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
       return;
     }
     state_ = State::kInCall;
-    counted_ = true;
-    shared_->active_gauge->Set(shared_->active.fetch_add(1) + 1);
-    shared_->calls->Increment();
 
     pipeline::CallInfo info;
     info.call_id = call_id_;
     info.format = pipeline::MediaFormat{audio::Codec::kPcm16, as::kSampleRateHz};
-    sink_ = std::make_shared<AudioSocketSink>(outbox_, call_id_, shared_->transfers);
-    auto session = pipeline::CallSession::Create(*shared_->resources, std::move(info), sink_);
-    if (!session.ok()) {
-      HLOG_ERROR("call {}: cannot open a session: {}", call_id_, session.status().ToString());
-      return Fail("cannot open the call: " + session.status().message(), false);
-    }
-    session_ = std::move(*session);
+    auto sink = std::make_shared<AudioSocketSink>(outbox_, call_id_, &shared_->calls->transfers());
+    Status opened = call_.Open(*shared_->resources, std::move(info), std::move(sink));
+    if (!opened.ok()) return Fail("cannot open the call: " + opened.message(), false);
     HLOG_INFO("call {}: started ({})", call_id_, remote_);
-    session_->Start();
+    call_.session()->Start();
   }
 
   // The pacer: one 20 ms frame per tick on an absolute schedule; also the connection's clock
@@ -429,8 +417,8 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
           pending_out_);
       shared_->frames_out->Increment();
     }
-    if (session_ != nullptr) {
-      for (const auto& m : marks_due_) session_->MarkPlayed(m);
+    if (auto* session = call_.session()) {
+      for (const auto& m : marks_due_) session->MarkPlayed(m);
     }
     if (hangup) {
       // The last frame just went out: hang up after it has played (one period).
@@ -487,7 +475,7 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
 
   // Protocol error (or refusal): error packet, close, count.
   void Fail(const std::string& why, bool protocol) {
-    if (protocol) shared_->protocol_errors->Increment();
+    if (protocol) shared_->calls->protocol_errors().Increment();
     if (!protocol) shared_->refused->Increment();
     HLOG_WARN("audiosocket {}: closing: {}", Who(), why);
     pending_out_ += as::EncodeError();
@@ -517,22 +505,7 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
   }
 
   // Hangs the session up (never blocks) and gives back its place.
-  void EndSession() {
-    if (session_ != nullptr) {
-      session_->Hangup();
-      session_.reset();
-    }
-    {
-      std::lock_guard<std::mutex> lock(outbox_->mu);
-      outbox_->detached = true;
-    }
-    sink_.reset();
-    if (counted_) {
-      counted_ = false;
-      shared_->active_gauge->Set(shared_->active.fetch_sub(1) - 1);
-    }
-    admission_.reset();
-  }
+  void EndSession() { call_.End(); }
 
   std::string Who() const { return call_id_.empty() ? remote_ : call_id_; }
 
@@ -544,13 +517,10 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
   as::PacketParser parser_;
   as::Packet packet_;  // reused: steady-state audio does not allocate
   std::shared_ptr<Outbox> outbox_;
-  std::shared_ptr<AudioSocketSink> sink_;
-  std::unique_ptr<pipeline::CallSession> session_;
-  std::unique_ptr<CallRegistry::Admission> admission_;
+  CallConnection call_;  // admission, session and sink; ended by its destructor
   std::string remote_;
   std::string call_id_;
   State state_ = State::kAwaitUuid;
-  bool counted_ = false;
   bool writing_ = false;
   bool hangup_armed_ = false;
   std::string frame_;        // reused
@@ -565,22 +535,6 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
 };
 
 namespace {
-
-Result<std::string> SynthesizePcm8k(const pipeline::CallResources& resources,
-                                    std::string_view text) {
-  ASSIGN_OR_RETURN(auto synth, resources.make_synthesizer());
-  ASSIGN_OR_RETURN(audio::AudioBuffer speech, tts::SynthesizeToBuffer(*synth, text));
-  ASSIGN_OR_RETURN(audio::AudioBuffer narrow,
-                   audio::Resample(audio::AudioView(speech.samples, speech.sample_rate_hz),
-                                   as::kSampleRateHz, resources.resampler));
-  std::string pcm(narrow.samples.size() * 2, '\0');
-  for (size_t i = 0; i < narrow.samples.size(); ++i) {
-    const auto v = static_cast<uint16_t>(narrow.samples[i]);
-    pcm[2 * i] = static_cast<char>(v & 0xff);
-    pcm[2 * i + 1] = static_cast<char>(v >> 8);
-  }
-  return pcm;
-}
 
 void Accept(const std::shared_ptr<AudioSocketServer::Shared>& shared) {
   shared->acceptor->async_accept(
@@ -617,20 +571,16 @@ Result<std::unique_ptr<AudioSocketServer>> AudioSocketServer::Create(
   auto shared = std::make_shared<Shared>();
   shared->resources = &resources;
   shared->config = std::move(config);
-  shared->registry =
-      registry != nullptr ? std::move(registry) : std::make_shared<CallRegistry>(CallsConfig{});
-  ASSIGN_OR_RETURN(shared->busy_pcm,
-                   SynthesizePcm8k(resources, shared->registry->over_capacity_text()));
+  if (registry == nullptr) registry = std::make_shared<CallRegistry>(CallsConfig{});
+  ASSIGN_OR_RETURN(
+      std::vector<int16_t> busy,
+      SynthesizeAnnouncement(resources, registry->over_capacity_text(), as::kSampleRateHz));
+  shared->busy_pcm = EncodePcm16Le(busy);
   MetricsRegistry& m = metrics != nullptr ? *metrics : MetricsRegistry::Global();
-  shared->calls = &m.GetCounter("hotline_audiosocket_calls_total", "AudioSocket calls answered");
-  shared->over_capacity = &m.GetCounter("hotline_audiosocket_over_capacity_total",
-                                        "AudioSocket calls turned away over the call cap");
-  shared->protocol_errors = &m.GetCounter("hotline_audiosocket_protocol_errors_total",
-                                          "AudioSocket connections closed for malformed input");
+  shared->calls =
+      std::make_unique<CallTransport>("audiosocket", "AudioSocket", std::move(registry), m);
   shared->peer_errors = &m.GetCounter("hotline_audiosocket_peer_errors_total",
                                       "Error packets (0xff) received from Asterisk");
-  shared->transfers = &m.GetCounter("hotline_audiosocket_transfers_total",
-                                    "AudioSocket calls handed to a human agent");
   shared->refused = &m.GetCounter("hotline_audiosocket_refused_total",
                                   "AudioSocket connections refused (connection cap, no session)");
   shared->audio_dropped_bytes =
@@ -640,8 +590,6 @@ Result<std::unique_ptr<AudioSocketServer>> AudioSocketServer::Create(
                                         "Pacer stalls over 200 ms (schedule reset to now)");
   shared->frames_out =
       &m.GetCounter("hotline_audiosocket_frames_out_total", "20 ms audio packets sent to Asterisk");
-  shared->active_gauge =
-      &m.GetGauge("hotline_audiosocket_active_calls", "AudioSocket calls in progress");
   return std::unique_ptr<AudioSocketServer>(new AudioSocketServer(std::move(shared)));
 }
 
@@ -704,7 +652,7 @@ void AudioSocketServer::Stop() {
   shared_->io.reset();
 }
 
-int AudioSocketServer::active_calls() const { return shared_->active.load(); }
+int AudioSocketServer::active_calls() const { return shared_->calls->active(); }
 
 int AudioSocketServer::open_connections() const {
   std::lock_guard<std::mutex> lock(shared_->mu);

@@ -1,15 +1,14 @@
 #include "server/calls/twilio_endpoint.h"
 
 #include <algorithm>
-#include <mutex>
 #include <string_view>
 #include <utility>
 
 #include "audio/g711.h"
-#include "audio/resampler.h"
 #include "common/log.h"
+#include "server/calls/call_connection.h"
+#include "server/calls/websocket_call_sink.h"
 #include "transport/twilio/media_streams.h"
-#include "tts/synthesizer.h"
 
 namespace hotline::server {
 
@@ -32,74 +31,44 @@ struct TwilioEndpoint::Shared {
   const pipeline::CallResources* resources = nullptr;
   TwilioConfig config;
   std::string busy_mulaw;  // the registry's over-capacity text, 8 kHz μ-law
-  std::shared_ptr<CallRegistry> registry;  // the call cap, shared with other transports
-  std::atomic<int> active{0};
-  Counter* calls = nullptr;
-  Counter* over_capacity = nullptr;
-  Counter* protocol_errors = nullptr;
-  Counter* transfers = nullptr;
-  Gauge* active_gauge = nullptr;
+  std::unique_ptr<CallTransport> calls;  // the call cap (shared with other transports), metrics
 };
 
 namespace {
 
 // The session's way back to the caller: queues Twilio messages on the WebSocket.
-class TwilioSink final : public pipeline::CallSink {
+class TwilioSink final : public WebSocketCallSink {
  public:
   TwilioSink(std::shared_ptr<WebSocketConnection> ws, std::string stream_sid, std::string call_id,
              Counter* transfers)
-      : ws_(std::move(ws)),
+      : WebSocketCallSink(std::move(ws), std::move(call_id)),
         stream_sid_(std::move(stream_sid)),
-        call_id_(std::move(call_id)),
         transfers_(transfers) {}
-
-  // The call is over for the transport: drop the connection, so a session that outlives it (its
-  // queued work finishing on a worker) never keeps the socket, and through it the server's I/O
-  // context, alive. Later sends are ignored.
-  void Detach() {
-    std::lock_guard<std::mutex> lock(mu_);
-    ws_.reset();
-  }
 
   void SendAudio(std::span<const uint8_t> payload) override {
     std::string_view bytes(reinterpret_cast<const char*>(payload.data()), payload.size());
-    Send(twilio::EncodeMedia(stream_sid_, bytes));
+    SendText(twilio::EncodeMedia(stream_sid_, bytes), "message");
   }
-  void SendMark(std::string_view name) override { Send(twilio::EncodeMark(stream_sid_, name)); }
-  void Clear() override { Send(twilio::EncodeClear(stream_sid_)); }
+  void SendMark(std::string_view name) override {
+    SendText(twilio::EncodeMark(stream_sid_, name), "message");
+  }
+  void Clear() override { SendText(twilio::EncodeClear(stream_sid_), "message"); }
   void Hangup(std::string_view reason) override {
-    HLOG_INFO("call {}: agent hung up ({})", call_id_, reason);
+    HLOG_INFO("call {}: agent hung up ({})", call_id(), reason);
     if (auto ws = Connection()) ws->Close(kCloseNormal, "hangup: " + std::string(reason));
   }
   void Transfer(std::string_view reason) override {
-    HLOG_INFO("call {}: transfer to an agent ({})", call_id_, reason);
+    HLOG_INFO("call {}: transfer to an agent ({})", call_id(), reason);
     transfers_->Increment();
     // Closing the stream lets Twilio continue with the TwiML after <Connect> (the agents' queue).
     if (auto ws = Connection()) ws->Close(kCloseNormal, "transfer: " + std::string(reason));
   }
   void Event(std::string_view type, std::string_view json) override {
-    HLOG_DEBUG("call {}: {} {}", call_id_, type, json);
+    HLOG_DEBUG("call {}: {} {}", call_id(), type, json);
   }
 
  private:
-  std::shared_ptr<WebSocketConnection> Connection() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return ws_;
-  }
-
-  void Send(std::string message) {
-    auto ws = Connection();
-    if (ws == nullptr) return;
-    Status s = ws->SendText(std::move(message));
-    if (!s.ok() && !ws->closed()) {
-      HLOG_WARN("call {}: outbound message dropped: {}", call_id_, s.message());
-    }
-  }
-
-  std::mutex mu_;
-  std::shared_ptr<WebSocketConnection> ws_;  // guarded by mu_; null once detached
   const std::string stream_sid_;
-  const std::string call_id_;
   Counter* transfers_;
 };
 
@@ -107,9 +76,7 @@ class TwilioCallHandler final : public WebSocketHandler {
  public:
   TwilioCallHandler(std::shared_ptr<TwilioEndpoint::Shared> shared,
                     std::shared_ptr<WebSocketConnection> ws)
-      : shared_(std::move(shared)), ws_(std::move(ws)) {}
-
-  ~TwilioCallHandler() override { EndSession(); }
+      : shared_(std::move(shared)), ws_(std::move(ws)), call_(*shared_->calls) {}
 
   void OnMessage(std::string_view data, bool binary) override {
     if (closing_) return;
@@ -126,10 +93,10 @@ class TwilioCallHandler final : public WebSocketHandler {
       case twilio::EventType::kStart:
         return OnStart();
       case twilio::EventType::kMedia:
-        if (session_ != nullptr) {
+        if (auto* session = call_.session()) {
           const auto* p = reinterpret_cast<const uint8_t*>(message_.payload.data());
-          Status pushed = session_->PushAudio(std::span<const uint8_t>(p, message_.payload.size()),
-                                              pipeline::MediaFormat{});
+          Status pushed = session->PushAudio(std::span<const uint8_t>(p, message_.payload.size()),
+                                             pipeline::MediaFormat{});
           // A full queue drops 20 ms and is counted by the session; a bad payload ends the call.
           if (!pushed.ok() && pushed.code() == StatusCode::kInvalidArgument) {
             return Reject(kClosePolicy, pushed.message());
@@ -138,20 +105,20 @@ class TwilioCallHandler final : public WebSocketHandler {
         }
         return;
       case twilio::EventType::kDtmf:
-        if (session_ != nullptr) {
-          Status pushed = session_->PushDtmf(message_.digit);
+        if (auto* session = call_.session()) {
+          Status pushed = session->PushDtmf(message_.digit);
           if (!pushed.ok()) HLOG_DEBUG("call {}: dtmf ignored: {}", call_id_, pushed.message());
         }
         return;
       case twilio::EventType::kMark:
-        if (session_ != nullptr) session_->MarkPlayed(message_.mark_name);
+        if (auto* session = call_.session()) session->MarkPlayed(message_.mark_name);
         if (over_capacity_ && message_.mark_name == kBusyMark) {
           closing_ = true;
           ws_->Close(kCloseNormal, "over capacity");
         }
         return;
       case twilio::EventType::kStop:
-        EndSession();
+        call_.End();
         closing_ = true;
         ws_->Close(kCloseNormal, "stream stopped");
         return;
@@ -159,15 +126,15 @@ class TwilioCallHandler final : public WebSocketHandler {
   }
 
   void OnClose(uint16_t code, std::string_view reason) override {
-    if (session_ != nullptr) {
+    if (call_.session() != nullptr) {
       HLOG_INFO("call {}: stream closed ({} {})", call_id_, code, reason);
     }
-    EndSession();
+    call_.End();
   }
 
  private:
   void OnStart() {
-    if (session_ != nullptr || over_capacity_) return Reject(kClosePolicy, "a second start event");
+    if (call_.admitted() || over_capacity_) return Reject(kClosePolicy, "a second start event");
     const auto& f = message_.media_format;
     if (f.encoding != "audio/x-mulaw" || f.sample_rate_hz != kTelephoneRateHz || f.channels != 1) {
       return Reject(kClosePolicy, "unsupported media format " + f.encoding + " " +
@@ -181,13 +148,10 @@ class TwilioCallHandler final : public WebSocketHandler {
     entry.id = call_id_;
     entry.transport = "twilio";
     entry.remote = ws_->remote();
-    admission_ = shared_->registry->Admit(std::move(entry), [weak_ws](std::string_view reason) {
+    const bool admitted = call_.Admit(std::move(entry), [weak_ws](std::string_view reason) {
       if (auto ws = weak_ws.lock()) ws->Close(kCloseNormal, "ended: " + std::string(reason));
     });
-    if (admission_ == nullptr) {
-      shared_->over_capacity->Increment();
-      HLOG_WARN("call {}: over capacity ({} calls), turned away", call_id_,
-                shared_->registry->max_calls());
+    if (!admitted) {
       over_capacity_ = true;
       const std::string& audio = shared_->busy_mulaw;
       for (size_t i = 0; i < audio.size(); i += kBusyChunkBytes) {
@@ -197,11 +161,6 @@ class TwilioCallHandler final : public WebSocketHandler {
       (void)ws_->SendText(twilio::EncodeMark(message_.stream_sid, kBusyMark));
       return;
     }
-    shared_->active.fetch_add(1);
-    counted_ = true;
-    shared_->active_gauge->Set(shared_->active.load());
-    shared_->calls->Increment();
-
     pipeline::CallInfo info;
     info.call_id = call_id_;
     for (const auto& name : shared_->config.caller_id_parameters) {
@@ -213,69 +172,42 @@ class TwilioCallHandler final : public WebSocketHandler {
       }
     }
     auto sink = std::make_shared<TwilioSink>(ws_, message_.stream_sid, call_id_,
-                                             shared_->transfers);
-    sink_ = sink;
-    auto session = pipeline::CallSession::Create(*shared_->resources, std::move(info), sink);
-    if (!session.ok()) {
-      HLOG_ERROR("call {}: cannot open a session: {}", call_id_, session.status().ToString());
+                                             &shared_->calls->transfers());
+    Status opened = call_.Open(*shared_->resources, std::move(info), std::move(sink));
+    if (!opened.ok()) {
       closing_ = true;
-      ws_->Close(kCloseInternalError, "cannot open the call: " + session.status().message());
-      EndSession();
+      ws_->Close(kCloseInternalError, "cannot open the call: " + opened.message());
+      call_.End();
       return;
     }
-    session_ = std::move(*session);
     HLOG_INFO("call {}: started (stream {})", call_id_, message_.stream_sid);
-    session_->Start();
+    call_.session()->Start();
   }
 
   void Reject(uint16_t code, std::string reason) {
-    shared_->protocol_errors->Increment();
+    shared_->calls->protocol_errors().Increment();
     HLOG_WARN("call {}: closing the stream: {}", call_id_.empty() ? ws_->remote() : call_id_,
               reason);
     closing_ = true;
     ws_->Close(code, std::move(reason));
-    EndSession();
-  }
-
-  // Hangs the session up (never blocks) and gives back its place.
-  void EndSession() {
-    if (session_ != nullptr) {
-      session_->Hangup();
-      session_.reset();
-    }
-    if (sink_ != nullptr) {
-      sink_->Detach();
-      sink_.reset();
-    }
-    if (counted_) {
-      counted_ = false;
-      shared_->active.fetch_sub(1);
-      shared_->active_gauge->Set(shared_->active.load());
-    }
-    admission_.reset();
+    call_.End();
   }
 
   std::shared_ptr<TwilioEndpoint::Shared> shared_;
   std::shared_ptr<WebSocketConnection> ws_;
   twilio::MediaStreamDecoder decoder_;
   twilio::InboundMessage message_;  // reused: steady-state media does not allocate
-  std::unique_ptr<pipeline::CallSession> session_;
-  std::shared_ptr<TwilioSink> sink_;
-  std::unique_ptr<CallRegistry::Admission> admission_;
+  CallConnection call_;             // admission, session and sink; ended by its destructor
   std::string call_id_;
-  bool counted_ = false;
   bool over_capacity_ = false;
   bool closing_ = false;
 };
 
 Result<std::string> SynthesizeMulaw(const pipeline::CallResources& resources, std::string_view text) {
-  ASSIGN_OR_RETURN(auto synth, resources.make_synthesizer());
-  ASSIGN_OR_RETURN(audio::AudioBuffer speech, tts::SynthesizeToBuffer(*synth, text));
-  ASSIGN_OR_RETURN(audio::AudioBuffer narrow,
-                   audio::Resample(audio::AudioView(speech.samples, speech.sample_rate_hz),
-                                   kTelephoneRateHz, resources.resampler));
-  std::string mulaw(narrow.samples.size(), '\0');
-  audio::EncodeMulaw(narrow.samples,
+  ASSIGN_OR_RETURN(std::vector<int16_t> narrow,
+                   SynthesizeAnnouncement(resources, text, kTelephoneRateHz));
+  std::string mulaw(narrow.size(), '\0');
+  audio::EncodeMulaw(narrow,
                      std::span<uint8_t>(reinterpret_cast<uint8_t*>(mulaw.data()), mulaw.size()));
   return mulaw;
 }
@@ -289,24 +221,16 @@ Result<std::unique_ptr<TwilioEndpoint>> TwilioEndpoint::Create(
   RETURN_IF_ERROR(resources.Validate());
   auto shared = std::make_shared<Shared>();
   shared->resources = &resources;
-  shared->registry =
-      registry != nullptr ? std::move(registry) : std::make_shared<CallRegistry>(CallsConfig{});
-  ASSIGN_OR_RETURN(shared->busy_mulaw,
-                   SynthesizeMulaw(resources, shared->registry->over_capacity_text()));
+  if (registry == nullptr) registry = std::make_shared<CallRegistry>(CallsConfig{});
+  ASSIGN_OR_RETURN(shared->busy_mulaw, SynthesizeMulaw(resources, registry->over_capacity_text()));
   shared->config = std::move(config);
-  MetricsRegistry& m = metrics != nullptr ? *metrics : MetricsRegistry::Global();
-  shared->calls = &m.GetCounter("hotline_twilio_calls_total", "Twilio calls answered");
-  shared->over_capacity = &m.GetCounter("hotline_twilio_over_capacity_total",
-                                        "Twilio calls turned away over calls.max_calls");
-  shared->protocol_errors = &m.GetCounter("hotline_twilio_protocol_errors_total",
-                                          "Twilio streams closed for malformed input");
-  shared->transfers = &m.GetCounter("hotline_twilio_transfers_total",
-                                    "Twilio calls handed to a human agent");
-  shared->active_gauge = &m.GetGauge("hotline_twilio_active_calls", "Twilio calls in progress");
+  shared->calls =
+      std::make_unique<CallTransport>("twilio", "Twilio", std::move(registry),
+                                      metrics != nullptr ? *metrics : MetricsRegistry::Global());
   return std::unique_ptr<TwilioEndpoint>(new TwilioEndpoint(std::move(shared)));
 }
 
-int TwilioEndpoint::active_calls() const { return shared_->active.load(); }
+int TwilioEndpoint::active_calls() const { return shared_->calls->active(); }
 
 WebSocketFactory TwilioEndpoint::Factory() {
   std::shared_ptr<Shared> shared = shared_;

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 
 #include "transport/audiosocket/packet.h"
 
@@ -28,13 +30,16 @@ AudioSocketCaller::~AudioSocketCaller() {
 }
 
 bool AudioSocketCaller::Connect(int port) {
+  if (fd_ >= 0) return error_ = "already connected", false;
+  if (port <= 0 || port > 65535) return error_ = "port out of range", false;
   fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd_ < 0) return error_ = std::string("socket failed: ") + std::strerror(errno), false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    error_ = "connect failed";
+    error_ = "connect to 127.0.0.1:" + std::to_string(port) + " failed: " + std::strerror(errno);
     return false;
   }
   int one = 1;
@@ -45,6 +50,7 @@ bool AudioSocketCaller::Connect(int port) {
 
 bool AudioSocketCaller::SendRaw(const std::string& bytes) {
   std::lock_guard<std::mutex> lock(send_mu_);
+  if (fd_ < 0) return false;
   std::string_view left(bytes);
   while (!left.empty()) {
     ssize_t n = ::send(fd_, left.data(), left.size(), MSG_NOSIGNAL);
@@ -92,6 +98,8 @@ bool AudioSocketCaller::SendDtmf(char digit) { return SendRaw(as::EncodeDtmf(dig
 bool AudioSocketCaller::SendHangup() { return SendRaw(as::EncodeHangup()); }
 
 void AudioSocketCaller::Abort() {
+  std::lock_guard<std::mutex> lock(send_mu_);
+  if (fd_ < 0) return;
   linger l{1, 0};
   ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
   ::shutdown(fd_, SHUT_RDWR);

@@ -10,8 +10,11 @@
 //   caller.WaitForAudio(t, 15000);                 // the agent answers (sending silence meanwhile)
 //
 // Thread-safety: the public methods are meant for one driving thread; the reader thread only
-// touches state under the mutex. Not production code: it trusts the server it tests, but parses
-// its packets with the production codec, so a malformed reply is seen (malformed_reply()).
+// touches state under the mutex. The socket has one owner per direction: only the reader thread
+// reads it; writes and Abort's shutdown happen under send_mu_; the descriptor is closed only by
+// the destructor, after the reader is joined. Not production code: it trusts the server it tests,
+// but parses its packets with the production codec, so a malformed reply is seen
+// (malformed_reply()).
 #pragma once
 
 #include <chrono>
@@ -34,7 +37,8 @@ class AudioSocketCaller {
   AudioSocketCaller(const AudioSocketCaller&) = delete;
   AudioSocketCaller& operator=(const AudioSocketCaller&) = delete;
 
-  // Connects to 127.0.0.1:port and starts the reader. False with error() on failure.
+  // Connects to 127.0.0.1:port and starts the reader. False with error() on failure; once per
+  // caller.
   bool Connect(int port);
   // The UUID packet; `uuid` in text form.
   bool SendUuid(const std::string& uuid);

@@ -1,13 +1,7 @@
 // Small blocking clients for the server's tests: a raw TCP client that sends exact bytes and
 // reads with a deadline (to test malformed, oversized, slow and abrupt clients), and a WebSocket
-// client over Beast. Test code only.
+// client over Beast (ws_client.h). Test code only.
 #pragma once
-
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/websocket.hpp>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -18,6 +12,8 @@
 #include <chrono>
 #include <string>
 #include <string_view>
+
+#include "server/testing/ws_client.h"
 
 namespace hotline::server::testing {
 
@@ -122,76 +118,5 @@ inline int StatusOf(const std::string& response) {
   if (response.size() < 12 || response.compare(0, 9, "HTTP/1.1 ") != 0) return 0;
   return std::stoi(response.substr(9, 3));
 }
-
-// A synchronous WebSocket client (Beast). Throws boost::system::system_error on failure, which
-// gtest reports.
-class WsClient {
- public:
-  // Connects and performs the handshake for `path`; ok() says whether it worked.
-  WsClient(int port, const std::string& path) : ws_(ioc_) {
-    boost::beast::error_code ec;
-    boost::asio::ip::tcp::endpoint ep(boost::asio::ip::make_address("127.0.0.1"),
-                                      static_cast<unsigned short>(port));
-    ws_.next_layer().connect(ep, ec);
-    if (!ec) ws_.handshake(response_, "127.0.0.1:" + std::to_string(port), path, ec);
-    error_ = ec;
-  }
-  bool ok() const { return !error_; }
-  const boost::beast::error_code& error() const { return error_; }
-  // The handshake's HTTP response (status 101 when accepted).
-  const boost::beast::websocket::response_type& response() const { return response_; }
-
-  bool SendText(std::string_view text) {
-    boost::beast::error_code ec;
-    ws_.text(true);
-    ws_.write(boost::asio::buffer(text.data(), text.size()), ec);
-    return !ec;
-  }
-  bool SendBinary(std::string_view bytes) {
-    boost::beast::error_code ec;
-    ws_.binary(true);
-    ws_.write(boost::asio::buffer(bytes.data(), bytes.size()), ec);
-    return !ec;
-  }
-  // Reads one message; false at close or error (see close_code()).
-  bool Read(std::string& out) {
-    boost::beast::flat_buffer buf;
-    boost::beast::error_code ec;
-    ws_.read(buf, ec);
-    if (ec) {
-      error_ = ec;
-      return false;
-    }
-    out = boost::beast::buffers_to_string(buf.data());
-    return true;
-  }
-  // Reads until the server closes; returns its close code (0: no close frame).
-  int ReadUntilClosed() {
-    std::string ignored;
-    while (Read(ignored)) {
-    }
-    if (error_ == boost::beast::websocket::error::closed) return ws_.reason().code;
-    return 0;
-  }
-  std::string close_reason() const {
-    return std::string(ws_.reason().reason.data(), ws_.reason().reason.size());
-  }
-  void Close(uint16_t code = 1000) {
-    boost::beast::error_code ec;
-    ws_.close(static_cast<boost::beast::websocket::close_code>(code), ec);
-  }
-  // Drops the TCP connection without a close frame.
-  void Drop() {
-    boost::beast::error_code ec;
-    ws_.next_layer().close(ec);
-  }
-  boost::asio::ip::tcp::socket& socket() { return ws_.next_layer(); }
-
- private:
-  boost::asio::io_context ioc_;
-  boost::beast::websocket::stream<boost::asio::ip::tcp::socket> ws_;
-  boost::beast::websocket::response_type response_;
-  boost::beast::error_code error_;
-};
 
 }  // namespace hotline::server::testing

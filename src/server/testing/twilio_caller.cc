@@ -51,6 +51,7 @@ bool TwilioCaller::Connect(int port, const std::string& path) {
 }
 
 bool TwilioCaller::Connect(const std::string& host, int port, const std::string& path) {
+  if (fd_ >= 0) return error_ = "already connected", false;
   if (port <= 0 || port > 65535) return error_ = "port out of range", false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -116,7 +117,9 @@ bool TwilioCaller::SendFrame(uint8_t opcode, const std::string& payload) {
   frame.append(reinterpret_cast<const char*>(mask), 4);
   for (size_t i = 0; i < n; ++i) frame.push_back(static_cast<char>(payload[i] ^ mask[i % 4]));
   std::lock_guard<std::mutex> lock(send_mu_);
-  return fd_ >= 0 && WriteAll(fd_, frame.data(), frame.size());
+  if (fd_ < 0 || close_sent_) return false;
+  if (opcode == 0x8) close_sent_ = true;
+  return WriteAll(fd_, frame.data(), frame.size());
 }
 
 bool TwilioCaller::SendRawText(const std::string& text) { return SendFrame(0x1, text); }

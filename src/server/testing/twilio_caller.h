@@ -12,7 +12,11 @@
 //   caller.FirstAudibleAfter(t)                       // latency as the caller hears it
 //
 // Thread-safety: the public methods are meant for one driving thread; the reader thread only
-// touches state under the mutex. Not production code: it trusts the server it tests.
+// touches state under the mutex. The socket has one owner per direction: only the reader thread
+// reads it; every write (the driver's frames, the reader's pong and close reply) and Abort's
+// shutdown happen under send_mu_, none after a close frame went out; the descriptor is closed only
+// by the destructor, after the reader is joined. Not production code: it trusts the server it
+// tests.
 #pragma once
 
 #include <atomic>
@@ -38,7 +42,7 @@ class TwilioCaller {
   TwilioCaller& operator=(const TwilioCaller&) = delete;
 
   // Opens the WebSocket (HTTP upgrade) to 127.0.0.1:port, or to `host` (an IPv4 address or a
-  // name resolved to one). False with error() on failure.
+  // name resolved to one). False with error() on failure; once per caller.
   bool Connect(int port, const std::string& path);
   bool Connect(const std::string& host, int port, const std::string& path);
   // `connected` + `start` for an 8 kHz μ-law stream.
@@ -95,6 +99,7 @@ class TwilioCaller {
   Clock::time_point next_send_{};  // when the next 20 ms frame is due
   std::thread reader_;
   std::mutex send_mu_;
+  bool close_sent_ = false;  // under send_mu_: no frame may follow a close frame
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -1,0 +1,89 @@
+#include "server/calls/call_connection.h"
+
+#include <utility>
+
+#include "audio/resampler.h"
+#include "common/log.h"
+#include "tts/synthesizer.h"
+
+namespace hotline::server {
+
+CallTransport::CallTransport(std::string name, std::string_view title,
+                             std::shared_ptr<CallRegistry> registry, MetricsRegistry& metrics)
+    : name_(std::move(name)), registry_(std::move(registry)) {
+  const std::string prefix = "hotline_" + name_;
+  const std::string t(title);
+  calls_ = &metrics.GetCounter(prefix + "_calls_total", t + " calls answered");
+  over_capacity_ = &metrics.GetCounter(prefix + "_over_capacity_total",
+                                       t + " calls turned away over calls.max_calls");
+  protocol_errors_ = &metrics.GetCounter(prefix + "_protocol_errors_total",
+                                         t + " connections closed for malformed input");
+  transfers_ =
+      &metrics.GetCounter(prefix + "_transfers_total", t + " calls handed to a human agent");
+  active_gauge_ = &metrics.GetGauge(prefix + "_active_calls", t + " calls in progress");
+}
+
+bool CallConnection::Admit(ActiveCall call, EndCallFn end) {
+  call_id_ = call.id;
+  admission_ = transport_.registry().Admit(std::move(call), std::move(end));
+  if (admission_ == nullptr) {
+    transport_.over_capacity_->Increment();
+    HLOG_WARN("call {}: over capacity ({} calls), turned away", call_id_,
+              transport_.registry().max_calls());
+    return false;
+  }
+  counted_ = true;
+  transport_.active_gauge_->Set(transport_.active_.fetch_add(1) + 1);
+  transport_.calls_->Increment();
+  return true;
+}
+
+Status CallConnection::Open(const pipeline::CallResources& resources, pipeline::CallInfo info,
+                            std::shared_ptr<DetachableCallSink> sink) {
+  sink_ = sink;
+  auto session = pipeline::CallSession::Create(resources, std::move(info), std::move(sink));
+  if (!session.ok()) {
+    HLOG_ERROR("call {}: cannot open a session: {}", call_id_, session.status().ToString());
+    return session.status();
+  }
+  session_ = std::move(*session);
+  return Status::Ok();
+}
+
+void CallConnection::End() {
+  if (session_ != nullptr) {
+    session_->Hangup();
+    session_.reset();
+  }
+  if (sink_ != nullptr) {
+    sink_->Detach();
+    sink_.reset();
+  }
+  if (counted_) {
+    counted_ = false;
+    transport_.active_gauge_->Set(transport_.active_.fetch_sub(1) - 1);
+  }
+  admission_.reset();
+}
+
+Result<std::vector<int16_t>> SynthesizeAnnouncement(const pipeline::CallResources& resources,
+                                                    std::string_view text, int rate_hz) {
+  ASSIGN_OR_RETURN(auto synth, resources.make_synthesizer());
+  ASSIGN_OR_RETURN(audio::AudioBuffer speech, tts::SynthesizeToBuffer(*synth, text));
+  ASSIGN_OR_RETURN(audio::AudioBuffer line,
+                   audio::Resample(audio::AudioView(speech.samples, speech.sample_rate_hz), rate_hz,
+                                   resources.resampler));
+  return std::move(line.samples);
+}
+
+std::string EncodePcm16Le(std::span<const int16_t> samples) {
+  std::string pcm(samples.size() * 2, '\0');
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const auto v = static_cast<uint16_t>(samples[i]);
+    pcm[2 * i] = static_cast<char>(v & 0xff);
+    pcm[2 * i + 1] = static_cast<char>(v >> 8);
+  }
+  return pcm;
+}
+
+}  // namespace hotline::server

@@ -1,0 +1,77 @@
+#include "server/calls/call_connection.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hotline::server {
+namespace {
+
+ActiveCall Call(const std::string& id) {
+  ActiveCall c;
+  c.id = id;
+  c.transport = "twilio";
+  return c;
+}
+
+TEST(CallConnection, AdmitsUpToTheSharedCapAndCountsEachTransport) {
+  MetricsRegistry metrics;
+  auto registry = std::make_shared<CallRegistry>(2);
+  CallTransport twilio("twilio", "Twilio", registry, metrics);
+  CallTransport audiosocket("audiosocket", "AudioSocket", registry, metrics);
+
+  auto a = std::make_unique<CallConnection>(twilio);
+  CallConnection b(audiosocket);
+  CallConnection c(twilio);
+  EXPECT_TRUE(a->Admit(Call("CA1"), nullptr));
+  EXPECT_TRUE(b.Admit(Call("uuid-2"), nullptr));
+  EXPECT_FALSE(c.Admit(Call("CA3"), nullptr));  // the cap is the registry's, across transports
+  EXPECT_TRUE(a->admitted());
+  EXPECT_FALSE(c.admitted());
+  EXPECT_EQ(registry->active(), 2);
+  EXPECT_EQ(twilio.active(), 1);
+  EXPECT_EQ(audiosocket.active(), 1);
+  EXPECT_EQ(metrics.GetCounter("hotline_twilio_calls_total", "").value(), 1u);
+  EXPECT_EQ(metrics.GetCounter("hotline_twilio_over_capacity_total", "").value(), 1u);
+  EXPECT_EQ(metrics.GetCounter("hotline_audiosocket_over_capacity_total", "").value(), 0u);
+  EXPECT_EQ(metrics.GetGauge("hotline_twilio_active_calls", "").value(), 1.0);
+
+  // Ending gives the place back and uncounts once, however often it is called.
+  b.End();
+  b.End();
+  EXPECT_EQ(registry->active(), 1);
+  EXPECT_EQ(audiosocket.active(), 0);
+  EXPECT_EQ(metrics.GetGauge("hotline_audiosocket_active_calls", "").value(), 0.0);
+  EXPECT_EQ(b.session(), nullptr);
+
+  // The destructor ends a call still in progress.
+  a.reset();
+  EXPECT_EQ(registry->active(), 0);
+  EXPECT_EQ(twilio.active(), 0);
+  EXPECT_EQ(metrics.GetGauge("hotline_twilio_active_calls", "").value(), 0.0);
+}
+
+TEST(CallConnection, TheRegistryEndsAnAdmittedCallThroughItsEndFunction) {
+  MetricsRegistry metrics;
+  auto registry = std::make_shared<CallRegistry>(4);
+  CallTransport softphone("softphone", "Softphone", registry, metrics);
+  CallConnection call(softphone);
+  std::vector<std::string> asked;
+  ASSERT_TRUE(
+      call.Admit(Call("web-1"), [&asked](std::string_view reason) { asked.emplace_back(reason); }));
+  EXPECT_EQ(registry->End("web-1", "by the admin"), 1u);
+  EXPECT_EQ(asked, std::vector<std::string>{"by the admin"});
+  call.End();
+  EXPECT_EQ(registry->End("web-1", "again"), 0u);
+}
+
+TEST(CallConnection, Pcm16IsLittleEndian) {
+  const std::vector<int16_t> samples = {0, 1, -1, 0x1234, -32768};
+  const std::string bytes = EncodePcm16Le(samples);
+  EXPECT_EQ(bytes, std::string("\x00\x00\x01\x00\xff\xff\x34\x12\x00\x80", 10));
+}
+
+}  // namespace
+}  // namespace hotline::server
