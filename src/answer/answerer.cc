@@ -308,8 +308,10 @@ bool Answerer::GateAllows(const Question& q, const std::vector<Passage>& passage
   AnswerResult::GateCheck check;
   check.input.asr_confidence = t.options.asr_confidence;
   if (q.prediction) {
+    check.input.intent_top_two = q.prediction->top_two;
     check.input.intent_margin = q.prediction->margin;
     check.input.intent_confidence = q.prediction->confidence;
+    check.input.intent_probability = q.prediction->probability;
     check.input.intent_score = q.prediction->score;
     check.input.neighbour_similarity = q.prediction->neighbour_similarity;
   }
@@ -324,8 +326,8 @@ bool Answerer::GateAllows(const Question& q, const std::vector<Passage>& passage
                   "Turns the LLM gate sent to the fallback instead of the model, by reason",
                   {{"reason", std::string(reason)}})
       .Increment();
-  HLOG_DEBUG("LLM gate: {} (asr confidence {:.3f}, intent margin {:.3f})", reason,
-             check.input.asr_confidence.value_or(-1), check.input.intent_margin.value_or(-1));
+  HLOG_DEBUG("LLM gate: {} (asr confidence {:.3f}, intent top-two {:.3f})", reason,
+             check.input.asr_confidence.value_or(-1), check.input.intent_top_two.value_or(-1));
   return false;
 }
 

@@ -133,7 +133,7 @@ struct AnswerResult {
     LlmGateDecision decision;
   };
   std::optional<GateCheck> llm_gate;
-  // Why the fallback answered because the gate blocked the model ("low_intent_margin", ...);
+  // Why the fallback answered because the gate blocked the model ("low_intent_top_two", ...);
   // empty otherwise.
   std::string_view gated_reason() const {
     return llm_gate && !llm_gate->decision.pass ? LlmGateReasonName(llm_gate->decision.reason)

@@ -236,6 +236,7 @@ IntentPrediction IntentClassifier::Predict(std::string_view normalized) const {
   out.runner_up = intents_[static_cast<size_t>(second)];
   out.probability = p[static_cast<size_t>(best)];
   out.margin = p[static_cast<size_t>(best)] - p[static_cast<size_t>(second)];
+  out.top_two = p[static_cast<size_t>(best)] + p[static_cast<size_t>(second)];
   int nl = -1;
   if (UsesNeighbours(config_)) {
     auto nn = neighbours_.Search(space_->Vectorize(normalized), space_->WordKeys(normalized), 1);

@@ -89,6 +89,7 @@ struct IntentPrediction {
   std::string runner_up;    // second-best intent
   double probability = 0;   // softmax probability of `intent`
   double margin = 0;        // probability(intent) - probability(runner_up)
+  double top_two = 0;       // probability(intent) + probability(runner_up)
   std::string neighbour_intent;   // intent of the most similar training question ("" if none)
   double neighbour_similarity = 0;  // its cosine similarity
   double score = 0;         // what the threshold applies to: min(margin, neighbour_similarity /

@@ -17,14 +17,14 @@ Status CheckUnit(const char* name, double value) {
 
 Status LlmGateConfig::Validate() const {
   RETURN_IF_ERROR(CheckUnit("min_asr_confidence", min_asr_confidence));
-  return CheckUnit("min_intent_margin", min_intent_margin);
+  return CheckUnit("min_intent_top_two", min_intent_top_two);
 }
 
 std::string_view LlmGateReasonName(LlmGateReason reason) {
   switch (reason) {
     case LlmGateReason::kPass: return "pass";
     case LlmGateReason::kLowAsrConfidence: return "low_asr_confidence";
-    case LlmGateReason::kLowIntentMargin: return "low_intent_margin";
+    case LlmGateReason::kLowIntentTopTwo: return "low_intent_top_two";
   }
   return "unknown";
 }
@@ -37,9 +37,9 @@ LlmGateDecision DecideLlmGate(const LlmGateConfig& config, const LlmGateInput& i
   if (input.asr_confidence && below(*input.asr_confidence, config.min_asr_confidence)) {
     d.pass = false;
     d.reason = LlmGateReason::kLowAsrConfidence;
-  } else if (input.intent_margin && below(*input.intent_margin, config.min_intent_margin)) {
+  } else if (input.intent_top_two && below(*input.intent_top_two, config.min_intent_top_two)) {
     d.pass = false;
-    d.reason = LlmGateReason::kLowIntentMargin;
+    d.reason = LlmGateReason::kLowIntentTopTwo;
   }
   return d;
 }

@@ -7,17 +7,17 @@
 namespace hotline::answer {
 namespace {
 
-LlmGateConfig Gate(double asr, double margin) {
+LlmGateConfig Gate(double asr, double top_two) {
   LlmGateConfig c;
   c.min_asr_confidence = asr;
-  c.min_intent_margin = margin;
+  c.min_intent_top_two = top_two;
   return c;
 }
 
-LlmGateInput Input(std::optional<double> asr, std::optional<double> margin) {
+LlmGateInput Input(std::optional<double> asr, std::optional<double> top_two) {
   LlmGateInput in;
   in.asr_confidence = asr;
-  in.intent_margin = margin;
+  in.intent_top_two = top_two;
   return in;
 }
 
@@ -29,11 +29,11 @@ TEST(LlmGate, PassesWhenEverySignalReachesItsMinimum) {
   EXPECT_TRUE(DecideLlmGate(Gate(0.2, 0.1), Input(0.9, 0.8)).pass);
 }
 
-TEST(LlmGate, BlocksALowIntentMargin) {
+TEST(LlmGate, BlocksALowIntentTopTwo) {
   const LlmGateDecision d = DecideLlmGate(Gate(0.2, 0.1), Input(0.9, 0.099));
   EXPECT_FALSE(d.pass);
-  EXPECT_EQ(d.reason, LlmGateReason::kLowIntentMargin);
-  EXPECT_EQ(LlmGateReasonName(d.reason), "low_intent_margin");
+  EXPECT_EQ(d.reason, LlmGateReason::kLowIntentTopTwo);
+  EXPECT_EQ(LlmGateReasonName(d.reason), "low_intent_top_two");
 }
 
 TEST(LlmGate, BlocksALowRecognizerConfidenceAndNamesItFirst) {
@@ -47,12 +47,12 @@ TEST(LlmGate, BlocksALowRecognizerConfidenceAndNamesItFirst) {
 }
 
 TEST(LlmGate, AMissingSignalSkipsItsCheck) {
-  // A typed turn has no recognizer confidence; a stack without a classifier has no margin.
+  // A typed turn has no recognizer confidence; a stack without a classifier has no intent probabilities.
   EXPECT_TRUE(DecideLlmGate(Gate(0.9, 0.1), Input(std::nullopt, 0.5)).pass);
   EXPECT_TRUE(DecideLlmGate(Gate(0.2, 0.9), Input(0.5, std::nullopt)).pass);
   EXPECT_TRUE(DecideLlmGate(Gate(0.9, 0.9), Input(std::nullopt, std::nullopt)).pass);
   EXPECT_EQ(DecideLlmGate(Gate(0.9, 0.1), Input(std::nullopt, 0.05)).reason,
-            LlmGateReason::kLowIntentMargin);
+            LlmGateReason::kLowIntentTopTwo);
 }
 
 TEST(LlmGate, AZeroMinimumOrADisabledGateChecksNothing) {
@@ -67,7 +67,7 @@ TEST(LlmGate, ANonNumberIsNoConfidence) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   EXPECT_EQ(DecideLlmGate(Gate(0.2, 0.1), Input(nan, 0.5)).reason,
             LlmGateReason::kLowAsrConfidence);
-  EXPECT_EQ(DecideLlmGate(Gate(0.2, 0.1), Input(0.5, nan)).reason, LlmGateReason::kLowIntentMargin);
+  EXPECT_EQ(DecideLlmGate(Gate(0.2, 0.1), Input(0.5, nan)).reason, LlmGateReason::kLowIntentTopTwo);
 }
 
 TEST(LlmGate, ConfigValidationNamesTheKey) {
@@ -78,7 +78,7 @@ TEST(LlmGate, ConfigValidationNamesTheKey) {
   EXPECT_NE(s.message().find("min_asr_confidence"), std::string::npos) << s.message();
   s = Gate(0, -0.1).Validate();
   EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("min_intent_margin"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("min_intent_top_two"), std::string::npos) << s.message();
   EXPECT_FALSE(Gate(0, std::numeric_limits<double>::quiet_NaN()).Validate().ok());
 }
 

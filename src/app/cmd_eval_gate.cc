@@ -4,7 +4,7 @@
 // learns anything between questions. For the questions that reach the LLM tier it reports the
 // share the gate keeps, for in-scope questions (the Bitext questions of `hotline train`'s split:
 // train for tuning, test = the demo model's held-out questions) and out-of-scope ones (CLINC150:
-// oos_train + oos_val for tuning, oos_test for the report); it picks the intent-margin minimum
+// oos_train + oos_val for tuning, oos_test for the report); it picks the intent top-two minimum
 // that best separates the two TUNING sets (Youden's J: kept in scope - kept out of scope) and
 // compares the other signals at a fixed in-scope share.
 //
@@ -143,7 +143,9 @@ nlohmann::json Quantiles(const std::vector<double>& v) {
 
 using Signal = double (*)(const answer::LlmGateInput&);
 const std::pair<const char*, Signal> kSignals[] = {
-    {"intent_margin", [](const answer::LlmGateInput& i) { return i.intent_margin.value_or(0); }},
+    {"intent_top_two", [](const answer::LlmGateInput& i) { return i.intent_top_two.value_or(0); }},
+    {"intent_margin", [](const answer::LlmGateInput& i) { return i.intent_margin; }},
+    {"intent_probability", [](const answer::LlmGateInput& i) { return i.intent_probability; }},
     {"intent_confidence", [](const answer::LlmGateInput& i) { return i.intent_confidence; }},
     {"intent_score", [](const answer::LlmGateInput& i) { return i.intent_score; }},
     {"neighbour_similarity", [](const answer::LlmGateInput& i) { return i.neighbour_similarity; }},
@@ -300,21 +302,21 @@ int RunEvalGate(std::span<const std::string> argv) {
     sets.push_back(std::move(s));
   }
 
-  // The intent-margin minimum that best separates the tuning sets.
-  std::vector<double> margin_grid;
-  for (int k = 0; k <= 100; ++k) margin_grid.push_back(k * 0.005);
-  const double chosen_margin = BestCut(Values(sets[0], kSignals[0].second),
-                                       Values(sets[1], kSignals[0].second), margin_grid);
+  // The intent top-two minimum that best separates the tuning sets.
+  std::vector<double> top_two_grid;
+  for (int k = 0; k <= 200; ++k) top_two_grid.push_back(k * 0.005);
+  const double chosen_top_two = BestCut(Values(sets[0], kSignals[0].second),
+                                        Values(sets[1], kSignals[0].second), top_two_grid);
   // The intent check alone (the text questions carry no recognizer confidence anyway).
   answer::LlmGateConfig chosen_gate;
   chosen_gate.min_asr_confidence = 0;
-  chosen_gate.min_intent_margin = chosen_margin;
+  chosen_gate.min_intent_top_two = chosen_top_two;
 
   nlohmann::json js;
   js["configured"] = {{"enabled", configured.enabled},
                       {"min_asr_confidence", configured.min_asr_confidence},
-                      {"min_intent_margin", configured.min_intent_margin}};
-  js["chosen_min_intent_margin"] = chosen_margin;
+                      {"min_intent_top_two", configured.min_intent_top_two}};
+  js["chosen_min_intent_top_two"] = chosen_top_two;
   for (const Set& s : sets) {
     std::map<std::string, size_t> tiers;
     for (const Item& it : s.items) ++tiers[it.tier];
@@ -340,12 +342,11 @@ int RunEvalGate(std::span<const std::string> argv) {
         BlockedAtKept(Values(sets[0], f), Values(sets[1], f), 0.75);
   }
   nlohmann::json sweep = nlohmann::json::array();
-  for (const double m :
-       {0.0, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.125, 0.15, 0.175, 0.2, 0.25, 0.3}) {
+  for (const double m : {0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8}) {
     answer::LlmGateConfig g;
     g.min_asr_confidence = 0;
-    g.min_intent_margin = m;
-    nlohmann::json row = {{"min_intent_margin", m}};
+    g.min_intent_top_two = m;
+    nlohmann::json row = {{"min_intent_top_two", m}};
     for (const Set& s : sets) row[s.name] = KeptShare(s, g);
     sweep.push_back(std::move(row));
   }
@@ -429,7 +430,7 @@ int RunEvalGate(std::span<const std::string> argv) {
     both.min_asr_confidence = chosen_asr;
     answer::LlmGateConfig asr_only;
     asr_only.min_asr_confidence = chosen_asr;
-    asr_only.min_intent_margin = 0;
+    asr_only.min_intent_top_two = 0;
     for (const Set& s : heard_sets) {
       std::vector<double> wers;
       for (const Item& it : s.items) wers.push_back(it.wer);
@@ -442,7 +443,7 @@ int RunEvalGate(std::span<const std::string> argv) {
                          {"wer", it.wer},
                          {"asr_confidence", it.input.asr_confidence.value_or(0)},
                          {"tier", it.tier},
-                         {"intent_margin", it.input.intent_margin.value_or(0)}});
+                         {"intent_top_two", it.input.intent_top_two.value_or(0)}});
       }
       js["spoken"]["sets"][s.name] = {
           {"questions", s.items.size()},
@@ -452,7 +453,7 @@ int RunEvalGate(std::span<const std::string> argv) {
           {"asr_confidence_wer_gt_0.5", Quantiles(conf(s, 0.5001, 1e9))},
           {"tiers", tiers},
           {"reached_llm", Reached(s).size()},
-          {"kept_margin_only", KeptShare(s, chosen_gate)},
+          {"kept_intent_only", KeptShare(s, chosen_gate)},
           {"kept_asr_only", KeptShare(s, asr_only)},
           {"kept_both", KeptShare(s, both)},
           {"kept_at_configured", KeptShare(s, configured)},
@@ -471,32 +472,32 @@ int RunEvalGate(std::span<const std::string> argv) {
   std::printf("LLM gate on %s (intent classifier %s)\n", kb_csv.c_str(),
               (*stack)->classifier() ? "on" : "off");
   std::printf("%-20s %9s %7s %9s %9s  %s\n", "set", "questions", "to LLM", "kept*", "kept**",
-              "intent margin of those p10/p50/p90");
+              "intent top-two of those p10/p50/p90");
   for (const Set& s : sets) {
-    const auto& q = js["sets"][s.name]["intent_margin"];
+    const auto& q = js["sets"][s.name]["intent_top_two"];
     std::printf("%-20s %9zu %7zu %8.1f%% %8.1f%%  %.3f/%.3f/%.3f\n", s.name.c_str(), s.items.size(),
                 Reached(s).size(), 100 * KeptShare(s, configured), 100 * KeptShare(s, chosen_gate),
                 q["p10"].get<double>(), q["p50"].get<double>(), q["p90"].get<double>());
   }
   std::printf(
-      "*  configured gate: %s, min_intent_margin %.3f, min_asr_confidence %.2g (text\n"
+      "*  configured gate: %s, min_intent_top_two %.3f, min_asr_confidence %.2g (text\n"
       "   questions carry no recognizer confidence)\n",
-      configured.enabled ? "enabled" : "disabled", configured.min_intent_margin,
+      configured.enabled ? "enabled" : "disabled", configured.min_intent_top_two,
       configured.min_asr_confidence);
-  std::printf("** min_intent_margin %.3f: best separation of the tuning sets (Youden's J)\n",
-              chosen_margin);
+  std::printf("** min_intent_top_two %.3f: best separation of the tuning sets (Youden's J)\n",
+              chosen_top_two);
   std::printf(
       "out of scope blocked (tuning) where 75%% of in-scope questions to the LLM are kept:\n");
   for (const auto& [name, f] : kSignals) {
     std::printf("  %-22s %5.1f%%\n", name,
                 100 * js["oos_blocked_at_75pct_kept_tuning"][name].get<double>());
   }
-  std::printf("kept share of the questions reaching the LLM tier, by min_intent_margin:\n  %8s",
-              "margin");
+  std::printf("kept share of the questions reaching the LLM tier, by min_intent_top_two:\n  %8s",
+              "top-two");
   for (const Set& s : sets) std::printf(" %20s", s.name.c_str());
   std::printf("\n");
   for (const auto& row : sweep) {
-    std::printf("  %8.3f", row["min_intent_margin"].get<double>());
+    std::printf("  %8.3f", row["min_intent_top_two"].get<double>());
     for (const Set& s : sets) std::printf(" %19.1f%%", 100 * row[s.name].get<double>());
     std::printf("\n");
   }
@@ -507,7 +508,7 @@ int RunEvalGate(std::span<const std::string> argv) {
         "chosen minimums:\n",
         cfg->asr.backend.c_str(), js["spoken"]["chosen_min_asr_confidence"].get<double>());
     std::printf("  %-20s %4s %8s  %-26s %-26s %5s %7s %7s %7s\n", "set", "n", "WER p50",
-                "conf p25/p50/p75 WER<=.25", "conf p25/p50/p75 WER>.5", "toLLM", "margin", "asr",
+                "conf p25/p50/p75 WER<=.25", "conf p25/p50/p75 WER>.5", "toLLM", "intent", "asr",
                 "both");
     for (const auto& [name, j] : js["spoken"]["sets"].items()) {
       auto q3 = [](const nlohmann::json& q) {
@@ -520,7 +521,7 @@ int RunEvalGate(std::span<const std::string> argv) {
                   j["questions"].get<size_t>(), j["wer"]["p50"].get<double>(),
                   q3(j["asr_confidence_wer_le_0.25"]).c_str(),
                   q3(j["asr_confidence_wer_gt_0.5"]).c_str(), j["reached_llm"].get<size_t>(),
-                  100 * j["kept_margin_only"].get<double>(), 100 * j["kept_asr_only"].get<double>(),
+                  100 * j["kept_intent_only"].get<double>(), 100 * j["kept_asr_only"].get<double>(),
                   100 * j["kept_both"].get<double>());
     }
     std::printf(

@@ -117,7 +117,7 @@ struct TurnReport {
   std::string tier;        // answering tier, or the fixed prompt's name
   std::string outcome;     // answered, barge_in, goodbye, transfer, discarded, error:<kind>, busy
   // The LLM gate kept the model from answering (answer/llm_gate.h): its reason, e.g.
-  // "low_intent_margin"; the turn's outcome is then rephrase or transfer. Empty otherwise.
+  // "low_intent_top_two"; the turn's outcome is then rephrase or transfer. Empty otherwise.
   std::string llm_gate;
   bool personal = false;
   bool prework_used = false;  // answered with audio prepared before the turn ended

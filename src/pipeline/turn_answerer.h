@@ -40,7 +40,7 @@ struct TurnAnswer {
   double understood_ms = -1;       // Answer call → the question understood (-1: not reported)
   int64_t tokens = 0;              // prompt + generated tokens of the model (0: no model ran)
   // The LLM gate sent this turn to the fallback: why ("low_asr_confidence",
-  // "low_intent_margin"); empty when it did not.
+  // "low_intent_top_two"); empty when it did not.
   std::string gated;
 };
 

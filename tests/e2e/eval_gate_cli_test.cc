@@ -1,5 +1,5 @@
 // `hotline eval gate` on the real data sets (Bitext and CLINC150 from ../shared/data) and the
-// embedded defaults: the configured answer.llm_gate.min_intent_margin is still the cut that best
+// embedded defaults: the configured answer.llm_gate.min_intent_top_two is still the cut that best
 // separates the tuning sets (the default was chosen so), the held-out in-scope questions that
 // reach the model mostly pass, the out-of-scope ones mostly do not; a few spoken questions go
 // through the recognizer with their confidence. And the usage errors.
@@ -36,14 +36,14 @@ CommandResult RunCommand(const std::string& args) {
   return r;
 }
 
-TEST(EvalGateCli, TheDefaultMarginSeparatesInScopeFromOutOfScopeQuestions) {
+TEST(EvalGateCli, TheDefaultTopTwoSeparatesInScopeFromOutOfScopeQuestions) {
   CommandResult r = RunCommand("eval gate --json --spoken 3" + kSets);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.out;
-  const double configured = j["configured"]["min_intent_margin"].get<double>();
+  const double configured = j["configured"]["min_intent_top_two"].get<double>();
   EXPECT_GT(configured, 0);
-  EXPECT_NEAR(j["chosen_min_intent_margin"].get<double>(), configured, 0.0026);
+  EXPECT_NEAR(j["chosen_min_intent_top_two"].get<double>(), configured, 0.0026);
   const auto& sets = j["sets"];
   EXPECT_EQ(sets["bitext_test"]["questions"], 440);
   EXPECT_EQ(sets["clinc_oos_test"]["questions"], 1000);
@@ -51,10 +51,13 @@ TEST(EvalGateCli, TheDefaultMarginSeparatesInScopeFromOutOfScopeQuestions) {
   EXPECT_GE(sets["bitext_test"]["kept_at_configured"].get<double>(), 0.6);
   EXPECT_GE(sets["bitext_train"]["kept_at_configured"].get<double>(), 0.6);
   EXPECT_LE(sets["clinc_oos_test"]["kept_at_configured"].get<double>(), 0.2);
-  // The margin separates better than the calibrated confidence, flat under the accept threshold.
+  // The top-two probability separates better than the margin (which also blocks in-scope
+  // hesitation between two related intents) and the calibrated confidence (flat under the
+  // accept threshold).
   const auto& sep = j["oos_blocked_at_75pct_kept_tuning"];
-  EXPECT_GT(sep["intent_margin"].get<double>(), sep["intent_confidence"].get<double>());
-  EXPECT_GT(sep["intent_margin"].get<double>(), sep["kb_top_score"].get<double>());
+  EXPECT_GT(sep["intent_top_two"].get<double>(), sep["intent_margin"].get<double>());
+  EXPECT_GT(sep["intent_top_two"].get<double>(), sep["intent_confidence"].get<double>());
+  EXPECT_GT(sep["intent_top_two"].get<double>(), sep["kb_top_score"].get<double>());
   // Spoken: each question heard, with a confidence in [0, 1].
   const auto& spoken = j["spoken"]["sets"]["bitext_test"];
   ASSERT_EQ(spoken["items"].size(), 3u) << spoken.dump();
