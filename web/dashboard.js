@@ -27,6 +27,7 @@
     { key: 'turns', label: 'turns since start', get: (s, t) => t && t.turns },
     { key: 'rejects', label: 'cache rejects (1 min)', get: (s) => last(s.cache_rejects) },
     { key: 'unanswered', label: 'unanswered (fallback)', get: (s, t) => t && t.unanswered },
+    { key: 'gated', label: 'LLM gated (1 min)', get: (s) => last(s.llm_gated) },
     { key: 'busy', label: 'turned away (busy)', get: (s, t) => t && t.over_capacity, bad: 1 },
     { key: 'errors', label: 'stage errors', get: (s, t) => t && t.errors, warn: 1 },
     { key: 'batch', label: 'engine batch (seq/step)', get: (s) => last(s.engine_batch_mean), engine: true },
@@ -84,7 +85,7 @@
     if (c.stages) return data.stages.map((s) => ['stage_' + s + '_ms', s]);
     if (c.tiers) {
       return data.tiers.map((t) => ['answers_' + t, t.toUpperCase()])
-        .concat([['cache_rejects', 'rejected (L1/L2)']]);
+        .concat([['cache_rejects', 'rejected (L1/L2)'], ['llm_gated', 'gated (LLM)']]);
     }
     return c.lines;
   }

@@ -47,6 +47,7 @@ struct Dashboard::Raw {
   std::array<uint64_t, kStageCount> stage_count{};
   std::vector<double> tiers;              // per Tiers()
   double rejects_l1 = 0, rejects_l2 = 0;  // cache candidates refused as unsafe
+  double llm_gated = 0;                   // turns the LLM gate sent to the fallback
   bool engine = false;
   double queue_depth = kNaN, running = kNaN, kv_in_use = kNaN, kv_total = kNaN;
   double batch_sum = 0;
@@ -61,6 +62,7 @@ struct Dashboard::Point {
   std::array<double, kStageCount> stage_mean_ms{};
   std::vector<double> tier_window;  // answers per tier in the window
   double rejects_window = kNaN;     // L1 + L2 refusals in the window
+  double gated_window = kNaN;       // LLM gate blocks in the window
   double cache_hit_rate = kNaN;     // L1-L3 share of the window's answers
   double turns_per_min = kNaN;
   double batch_mean = kNaN;
@@ -144,6 +146,8 @@ void Dashboard::Sample(int64_t unix_ms) {
       const std::string* tier = Label(s.labels, "tier");
       if (tier != nullptr && *tier == "l1") r.rejects_l1 += s.value;
       if (tier != nullptr && *tier == "l2") r.rejects_l2 += s.value;
+    } else if (n == "hotline_answer_llm_gated_total") {
+      r.llm_gated += s.value;  // every reason
     } else if (n == "hotline_engine_queue_depth") {
       r.engine = true;
       r.queue_depth = s.value;
@@ -200,6 +204,7 @@ void Dashboard::Sample(int64_t unix_ms) {
   if (answers > 0) p.cache_hit_rate = cached / answers;
   p.rejects_window =
       std::max(0.0, r.rejects_l1 + r.rejects_l2 - (base ? base->rejects_l1 + base->rejects_l2 : 0));
+  p.gated_window = std::max(0.0, r.llm_gated - (base ? base->llm_gated : 0));
   if (base != nullptr && r.t_ms > base->t_ms) {
     p.turns_per_min = (r.turns - base->turns) * 60000.0 / static_cast<double>(r.t_ms - base->t_ms);
   }
@@ -271,6 +276,7 @@ std::string Dashboard::Json(int64_t since_unix_ms) const {
     totals["answers"] = tiers;
     totals["unanswered"] = r.tiers[Tiers().size() - 1];  // fallback: no tier could answer
     totals["rejects"] = {{"l1", r.rejects_l1}, {"l2", r.rejects_l2}};
+    totals["llm_gated"] = r.llm_gated;
     totals["cache_hit_rate"] = answers > 0 ? cached / answers : kNaN;
     totals["rss_bytes"] = ValueOr(r.rss_bytes);
     if (engine) {
@@ -306,6 +312,7 @@ std::string Dashboard::Json(int64_t since_unix_ms) const {
   }
   column("cache_hit_rate", [](const Point& p) { return p.cache_hit_rate; });
   column("cache_rejects", [](const Point& p) { return p.rejects_window; });
+  column("llm_gated", [](const Point& p) { return p.gated_window; });
   column("turns_per_min", [](const Point& p) { return p.turns_per_min; });
   column("cpu_cores", [](const Point& p) { return p.cpu_cores; });
   column("rss_mb", [](const Point& p) { return p.raw.rss_bytes / (1024.0 * 1024.0); });

@@ -70,6 +70,8 @@ TEST(Dashboard, PercentilesAndTiersDescribeTheWindowNotTheWholeLife) {
                  {{"tier", "l1"}, {"reason", "low_confidence"}})
       .Increment(1);
   p.Tier("fallback").Increment(1);
+  p.r.GetCounter("hotline_answer_llm_gated_total", "g", {{"reason", "low_intent_top_two"}})
+      .Increment(1);
   p.turns.Increment(20);
   p.active.Set(3);
   p.busy.Increment(2);
@@ -90,6 +92,8 @@ TEST(Dashboard, PercentilesAndTiersDescribeTheWindowNotTheWholeLife) {
   EXPECT_DOUBLE_EQ(s["cache_hit_rate"][3].get<double>(), 20.0 / 21.0);
   EXPECT_EQ(s["cache_rejects"][3], 3);
   EXPECT_EQ(s["cache_rejects"][2], 0);
+  EXPECT_EQ(s["llm_gated"][3], 1);
+  EXPECT_EQ(s["llm_gated"][2], 0);
   EXPECT_NEAR(s["turns_per_min"][3].get<double>(), 20 * 60000.0 / 3000, 1e-6);
   EXPECT_EQ(s["active_calls"][3], 3);
   // Totals are the whole life: 10 slow + 20 fast.
@@ -100,6 +104,7 @@ TEST(Dashboard, PercentilesAndTiersDescribeTheWindowNotTheWholeLife) {
   EXPECT_EQ(t["unanswered"], 1);
   EXPECT_EQ(t["rejects"]["l1"], 1);
   EXPECT_EQ(t["rejects"]["l2"], 2);
+  EXPECT_EQ(t["llm_gated"], 1);
   EXPECT_GT(t["v2v_p99_ms"].get<double>(), 2000);
   EXPECT_EQ(t["over_capacity"], 2);
   EXPECT_EQ(t["turns"], 20);
