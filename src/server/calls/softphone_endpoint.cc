@@ -25,20 +25,8 @@ constexpr int64_t kBusyGraceMs = 5000;
 
 }  // namespace
 
-Status SoftphoneConfig::Validate() const {
-  if (max_calls < 1 || max_calls > 100000) {
-    return InvalidArgumentError("softphone max_calls must be in [1, 100000], got " +
-                                std::to_string(max_calls));
-  }
-  if (over_capacity_text.empty() || over_capacity_text.size() > 1000) {
-    return InvalidArgumentError("over_capacity_text must be 1..1000 characters");
-  }
-  return Status::Ok();
-}
-
 struct SoftphoneEndpoint::Shared {
   const pipeline::CallResources* resources = nullptr;
-  SoftphoneConfig config;
   std::string busy_pcm_8k;  // over_capacity_text, PCM16 LE
   std::string busy_pcm_16k;
   std::unique_ptr<CallTransport> calls;  // the call cap (shared with other transports), metrics
@@ -234,12 +222,7 @@ Result<std::unique_ptr<SoftphoneEndpoint>> SoftphoneEndpoint::Create(
   shared->resources = &resources;
   // One cap and one busy message for every transport: a shared registry's text wins, as on
   // Twilio and AudioSocket; without one, a registry of this endpoint's own from `config`.
-  if (registry == nullptr) {
-    CallsConfig own;
-    own.max_calls = config.max_calls;
-    own.over_capacity_text = config.over_capacity_text;
-    registry = std::make_shared<CallRegistry>(std::move(own));
-  }
+  if (registry == nullptr) registry = std::make_shared<CallRegistry>(std::move(config));
   const std::string& busy_text = registry->over_capacity_text();
   ASSIGN_OR_RETURN(std::vector<int16_t> busy_8k,
                    SynthesizeAnnouncement(resources, busy_text, 8000));
@@ -247,7 +230,6 @@ Result<std::unique_ptr<SoftphoneEndpoint>> SoftphoneEndpoint::Create(
                    SynthesizeAnnouncement(resources, busy_text, 16000));
   shared->busy_pcm_8k = EncodePcm16Le(busy_8k);
   shared->busy_pcm_16k = EncodePcm16Le(busy_16k);
-  shared->config = std::move(config);
   char prefix[32];
   std::snprintf(prefix, sizeof prefix, "web-%08x-", static_cast<unsigned>(std::random_device{}()));
   shared->id_prefix = prefix;

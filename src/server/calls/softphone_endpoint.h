@@ -29,18 +29,14 @@
 #include "common/status.h"
 #include "pipeline/call_session.h"
 #include "server/calls/call_registry.h"
+#include "server/calls/calls_config.h"
 #include "server/http_types.h"
 
 namespace hotline::server {
 
-struct SoftphoneConfig {
-  // Cap and busy message when no shared CallRegistry is given; with one (`hotline serve`), the
-  // registry's calls.max_calls and calls.over_capacity_text apply.
-  int max_calls = 32;
-  std::string over_capacity_text =
-      "All our lines are busy right now. Please call again in a few minutes. Goodbye.";
-  Status Validate() const;
-};
+// Cap and busy message when no shared CallRegistry is given; with one (`hotline serve`), the
+// registry's calls.max_calls and calls.over_capacity_text apply.
+using SoftphoneConfig = CallsConfig;
 
 class SoftphoneEndpoint {
  public:
