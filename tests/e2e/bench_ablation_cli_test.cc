@@ -10,38 +10,14 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include "run_hotline.h"
 
 namespace hotline {
 namespace {
 
-const std::string kBinary = std::string(HOTLINE_BINARY_DIR) + "/hotline";
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-CommandResult RunCommand(const std::string& args) {
-  CommandResult r;
-  const std::string err_path = "/tmp/bench_ablation_cli_test_" + std::to_string(getpid()) + ".err";
-  FILE* p = popen((kBinary + " " + args + " 2>" + err_path).c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (FILE* e = fopen(err_path.c_str(), "r")) {
-    while ((n = fread(buf, 1, sizeof buf, e)) > 0) r.err.append(buf, n);
-    fclose(e);
-  }
-  std::remove(err_path.c_str());
-  return r;
-}
 
 TEST(BenchAblationCli, TinyShapeReportsTheFourRows) {
-  CommandResult r = RunCommand(
+  e2e::CommandResult r = e2e::RunHotline(
       "bench ablation --json --shape tiny --questions 4 --answer-tokens 128 --concurrency 2");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto j = nlohmann::json::parse(r.out, nullptr, false);
@@ -114,13 +90,13 @@ TEST(BenchAblationCli, TinyShapeReportsTheFourRows) {
 }
 
 TEST(BenchAblationCli, UsageErrors) {
-  CommandResult shape = RunCommand("bench ablation --shape 7b");
+  e2e::CommandResult shape = e2e::RunHotline("bench ablation --shape 7b");
   EXPECT_EQ(shape.exit_code, 2);
   EXPECT_NE(shape.err.find("--shape"), std::string::npos) << shape.err;
-  CommandResult few = RunCommand("bench ablation --questions 1");
+  e2e::CommandResult few = e2e::RunHotline("bench ablation --questions 1");
   EXPECT_EQ(few.exit_code, 2);
   EXPECT_NE(few.err.find("--questions"), std::string::npos) << few.err;
-  CommandResult bitext = RunCommand("bench ablation --shape tiny --bitext /nonexistent.csv");
+  e2e::CommandResult bitext = e2e::RunHotline("bench ablation --shape tiny --bitext /nonexistent.csv");
   EXPECT_EQ(bitext.exit_code, 1);
   EXPECT_NE(bitext.err.find("/nonexistent.csv"), std::string::npos) << bitext.err;
 }

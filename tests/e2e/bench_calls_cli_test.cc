@@ -17,37 +17,12 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
+#include "run_hotline.h"
 
 namespace hotline {
 namespace {
 
-const std::string kBinary = std::string(HOTLINE_BINARY_DIR) + "/hotline";
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  // stdout, then stderr
-};
-
-CommandResult RunCommand(const std::string& args) {
-  CommandResult r;
-  FILE* p = popen(
-      (kBinary + " " + args + " 2>/tmp/bench_calls_cli_test_" + std::to_string(getpid()) + ".err")
-          .c_str(),
-      "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  const std::string err_path = "/tmp/bench_calls_cli_test_" + std::to_string(getpid()) + ".err";
-  if (FILE* e = fopen(err_path.c_str(), "r")) {
-    while ((n = fread(buf, 1, sizeof buf, e)) > 0) r.output.append(buf, n);
-    fclose(e);
-  }
-  std::remove(err_path.c_str());
-  return r;
-}
+const std::string& kBinary = e2e::kHotlineBinary;
 
 // `hotline serve --port 0`; its port from the "answering calls at ws://..." line.
 class Server {
@@ -103,13 +78,13 @@ TEST(BenchCallsCli, TwoConcurrentCallsReportLatencyTiersAndServerFigures) {
   Server server;
   ASSERT_GT(server.port(), 0) << server.log();
   const std::string url = "ws://127.0.0.1:" + std::to_string(server.port()) + "/twilio";
-  CommandResult r = RunCommand("bench calls --url " + url +
+  e2e::CommandResult r = e2e::RunHotline("bench calls --url " + url +
                                " --concurrency 2 --duration 10 --json --ramp 2 --sample-s 1 --warmup 3"
                                " --rss-slope-max 1000000 --server-pid " +
                                std::to_string(server.pid()));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  auto j = nlohmann::json::parse(r.output, nullptr, false);
-  ASSERT_FALSE(j.is_discarded()) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.all();
 
   EXPECT_EQ(j["concurrency"], 2);
   EXPECT_EQ(j["calls"]["failed"], 0) << j["failures"].dump();
@@ -192,11 +167,11 @@ TEST(BenchCallsCli, TwoConcurrentCallsReportLatencyTiersAndServerFigures) {
   EXPECT_EQ(mem["flat"], true);  // the bound given is far above anything two calls do
 
   // Without --server-pid the server's own figures come from its /metrics (a remote server too).
-  CommandResult remote =
-      RunCommand("bench calls --url " + url + " --concurrency 1 --duration 4 --json --ramp 0");
-  ASSERT_EQ(remote.exit_code, 0) << remote.output;
-  auto m = nlohmann::json::parse(remote.output, nullptr, false);
-  ASSERT_FALSE(m.is_discarded()) << remote.output;
+  e2e::CommandResult remote =
+      e2e::RunHotline("bench calls --url " + url + " --concurrency 1 --duration 4 --json --ramp 0");
+  ASSERT_EQ(remote.exit_code, 0) << remote.all();
+  auto m = nlohmann::json::parse(remote.out, nullptr, false);
+  ASSERT_FALSE(m.is_discarded()) << remote.all();
   ASSERT_TRUE(m["server"].is_object()) << m.dump(2);
   EXPECT_EQ(m["server"]["source"], "metrics");
   EXPECT_GT(m["server"]["cpu_cores"].get<double>(), 0);
@@ -217,31 +192,31 @@ TEST(BenchCallsCli, ClearErrors) {
   const int closed_port = ntohs(addr.sin_port);
   close(fd);
 
-  CommandResult refused =
-      RunCommand("bench calls --url ws://127.0.0.1:" + std::to_string(closed_port) +
+  e2e::CommandResult refused =
+      e2e::RunHotline("bench calls --url ws://127.0.0.1:" + std::to_string(closed_port) +
                  "/twilio --concurrency 2 --duration 5");
-  EXPECT_EQ(refused.exit_code, 1) << refused.output;
-  EXPECT_NE(refused.output.find("cannot reach the server"), std::string::npos) << refused.output;
+  EXPECT_EQ(refused.exit_code, 1) << refused.all();
+  EXPECT_NE(refused.all().find("cannot reach the server"), std::string::npos) << refused.all();
 
-  CommandResult bad_url =
-      RunCommand("bench calls --url http://127.0.0.1:1/twilio --concurrency 2 --duration 5");
-  EXPECT_EQ(bad_url.exit_code, 2) << bad_url.output;
-  EXPECT_NE(bad_url.output.find("expected ws://HOST:PORT/twilio"), std::string::npos);
+  e2e::CommandResult bad_url =
+      e2e::RunHotline("bench calls --url http://127.0.0.1:1/twilio --concurrency 2 --duration 5");
+  EXPECT_EQ(bad_url.exit_code, 2) << bad_url.all();
+  EXPECT_NE(bad_url.all().find("expected ws://HOST:PORT/twilio"), std::string::npos);
 
-  CommandResult bad_n =
-      RunCommand("bench calls --url ws://127.0.0.1:1/twilio --concurrency 0 --duration 5");
-  EXPECT_EQ(bad_n.exit_code, 2) << bad_n.output;
-  EXPECT_NE(bad_n.output.find("--concurrency"), std::string::npos) << bad_n.output;
+  e2e::CommandResult bad_n =
+      e2e::RunHotline("bench calls --url ws://127.0.0.1:1/twilio --concurrency 0 --duration 5");
+  EXPECT_EQ(bad_n.exit_code, 2) << bad_n.all();
+  EXPECT_NE(bad_n.all().find("--concurrency"), std::string::npos) << bad_n.all();
 
-  CommandResult bad_ramp =
-      RunCommand("bench calls --url ws://127.0.0.1:1/twilio --concurrency 2 --duration 5 --ramp 6");
-  EXPECT_EQ(bad_ramp.exit_code, 2) << bad_ramp.output;
-  EXPECT_NE(bad_ramp.output.find("--ramp"), std::string::npos) << bad_ramp.output;
+  e2e::CommandResult bad_ramp =
+      e2e::RunHotline("bench calls --url ws://127.0.0.1:1/twilio --concurrency 2 --duration 5 --ramp 6");
+  EXPECT_EQ(bad_ramp.exit_code, 2) << bad_ramp.all();
+  EXPECT_NE(bad_ramp.all().find("--ramp"), std::string::npos) << bad_ramp.all();
 
-  CommandResult bad_s =
-      RunCommand("bench calls --url ws://127.0.0.1:1/twilio --concurrency 2 --duration 100000");
-  EXPECT_EQ(bad_s.exit_code, 2) << bad_s.output;
-  EXPECT_NE(bad_s.output.find("--duration"), std::string::npos) << bad_s.output;
+  e2e::CommandResult bad_s =
+      e2e::RunHotline("bench calls --url ws://127.0.0.1:1/twilio --concurrency 2 --duration 100000");
+  EXPECT_EQ(bad_s.exit_code, 2) << bad_s.all();
+  EXPECT_NE(bad_s.all().find("--duration"), std::string::npos) << bad_s.all();
 }
 
 }  // namespace

@@ -18,37 +18,13 @@
 #include <string>
 
 #include "net/http_client.h"
+#include "run_hotline.h"
 
 namespace hotline {
 namespace {
 
-const std::string kBinary = std::string(HOTLINE_BINARY_DIR) + "/hotline";
+const std::string& kBinary = e2e::kHotlineBinary;
 const std::string kStoriesDir = std::string(HOTLINE_SHARED_DATA_DIR) + "/llm/stories260k/";
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-CommandResult RunCommand(const std::string& args) {
-  CommandResult r;
-  const std::string err_path =
-      "/tmp/engine_loadtest_cli_test_" + std::to_string(getpid()) + ".err";
-  FILE* p = popen((kBinary + " " + args + " 2>" + err_path).c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (FILE* e = fopen(err_path.c_str(), "r")) {
-    while ((n = fread(buf, 1, sizeof buf, e)) > 0) r.err.append(buf, n);
-    fclose(e);
-  }
-  std::remove(err_path.c_str());
-  return r;
-}
 
 // `hotline engine serve -m MODEL --port 0`; its URL from the "serving ... at http://..." line.
 class EngineServer {
@@ -103,7 +79,7 @@ class EngineLoadtestCli : public ::testing::Test {
   static void SetUpTestSuite() {
     model_ = std::string(HOTLINE_BINARY_DIR) + "/engine_loadtest_cli_test_" +
              std::to_string(getpid()) + ".gguf";
-    CommandResult c = RunCommand("engine convert-llama2c " + kStoriesDir + "stories260K.bin " +
+    e2e::CommandResult c = e2e::RunHotline("engine convert-llama2c " + kStoriesDir + "stories260K.bin " +
                                  kStoriesDir + "tok512.bin -o " + model_);
     ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
   }
@@ -128,8 +104,8 @@ void ExpectOrderedPositive(const nlohmann::json& p, const char* what) {
 TEST_F(EngineLoadtestCli, FourStreamingClientsReportOrderedLatencyPercentiles) {
   EngineServer server(model_);
   ASSERT_FALSE(server.url().empty()) << server.log();
-  CommandResult r =
-      RunCommand("engine loadtest --url " + server.url() +
+  e2e::CommandResult r =
+      e2e::RunHotline("engine loadtest --url " + server.url() +
                  " --clients 4 --requests 2 --max-tokens 16 --system-words 20 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto j = nlohmann::json::parse(r.out, nullptr, false);
@@ -174,7 +150,7 @@ TEST_F(EngineLoadtestCli, NothingListeningIsCountedAsErrorsAndExitsNonZero) {
     port = ntohs(a.sin_port);
     close(fd);
   }
-  CommandResult r = RunCommand("engine loadtest --url http://127.0.0.1:" + std::to_string(port) +
+  e2e::CommandResult r = e2e::RunHotline("engine loadtest --url http://127.0.0.1:" + std::to_string(port) +
                                " --clients 2 --requests 1 --system-words 0 --json");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   auto j = nlohmann::json::parse(r.out, nullptr, false);
@@ -184,7 +160,7 @@ TEST_F(EngineLoadtestCli, NothingListeningIsCountedAsErrorsAndExitsNonZero) {
   EXPECT_TRUE(j["first_error"].is_string());
   EXPECT_EQ(j["first_token_ms"]["p99"], 0);
 
-  CommandResult usage = RunCommand("engine loadtest --clients 2");
+  e2e::CommandResult usage = e2e::RunHotline("engine loadtest --clients 2");
   EXPECT_NE(usage.exit_code, 0);
   EXPECT_NE(usage.err.find("--url"), std::string::npos) << usage.err;
 }

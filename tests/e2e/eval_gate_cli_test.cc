@@ -10,37 +10,20 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include "run_hotline.h"
 
 namespace hotline {
 namespace {
 
-const std::string kBinary = std::string(HOTLINE_BINARY_DIR) + "/hotline";
 const std::string kData = HOTLINE_SHARED_DATA_DIR;
 const std::string kSets = " --bitext " + kData + "/support/bitext/customer_support.csv --clinc " +
                           kData + "/intent/clinc150/data_full.json";
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;
-};
-
-CommandResult RunCommand(const std::string& args) {
-  CommandResult r;
-  FILE* p = popen((kBinary + " " + args + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
 TEST(EvalGateCli, TheDefaultTopTwoSeparatesInScopeFromOutOfScopeQuestions) {
-  CommandResult r = RunCommand("eval gate --json --spoken 3" + kSets);
-  ASSERT_EQ(r.exit_code, 0) << r.out;
+  e2e::CommandResult r = e2e::RunHotline("eval gate --json --spoken 3" + kSets);
+  ASSERT_EQ(r.exit_code, 0) << r.all();
   auto j = nlohmann::json::parse(r.out, nullptr, false);
-  ASSERT_FALSE(j.is_discarded()) << r.out;
+  ASSERT_FALSE(j.is_discarded()) << r.all();
   const double configured = j["configured"]["min_intent_top_two"].get<double>();
   EXPECT_GT(configured, 0);
   EXPECT_NEAR(j["chosen_min_intent_top_two"].get<double>(), configured, 0.0026);
@@ -69,14 +52,14 @@ TEST(EvalGateCli, TheDefaultTopTwoSeparatesInScopeFromOutOfScopeQuestions) {
 }
 
 TEST(EvalGateCli, UsageErrors) {
-  CommandResult r = RunCommand("eval gate --bitext x.csv");
+  e2e::CommandResult r = e2e::RunHotline("eval gate --bitext x.csv");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.out.find("--bitext and --clinc are required"), std::string::npos) << r.out;
-  r = RunCommand("eval gate --spoken -1" + kSets);
+  EXPECT_NE(r.all().find("--bitext and --clinc are required"), std::string::npos) << r.all();
+  r = e2e::RunHotline("eval gate --spoken -1" + kSets);
   EXPECT_NE(r.exit_code, 0);
-  r = RunCommand("eval gate --bitext /nonexistent.csv --clinc /nonexistent.json");
+  r = e2e::RunHotline("eval gate --bitext /nonexistent.csv --clinc /nonexistent.json");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.out.find("nonexistent"), std::string::npos) << r.out;
+  EXPECT_NE(r.all().find("nonexistent"), std::string::npos) << r.all();
 }
 
 }  // namespace
