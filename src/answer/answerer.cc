@@ -355,6 +355,7 @@ Result<std::optional<AnswerResult>> Answerer::FromModel(const Question& q, Calle
   request.messages = std::move(prompt.messages);
   request.max_tokens = config_.prompt.reserved_output_tokens;
   request.cancel = t.options.cancel;
+  request.schedule = t.options.schedule;
   SpeechStream speech(config_.speech);
   bool enough = false;  // the spoken answer is complete (sentence or length limit)
   auto deliver = [&](std::vector<std::string> sentences) {

@@ -153,6 +153,9 @@ struct AnswerOptions {
   // The recognizer's utterance confidence (0..1) of a spoken turn, for the LLM gate; nullopt for
   // a typed or scripted turn (the gate's recognizer check is skipped).
   std::optional<double> asr_confidence;
+  // Live scheduling hints for the model's request (what the caller hears; see
+  // llm::GenerationSchedule). Owned by the caller; null: none.
+  const llm::GenerationSchedule* schedule = nullptr;
 };
 
 struct AnswererConfig {

@@ -51,20 +51,23 @@ void PrintCallReport(const pipeline::FileCallResult& r, std::FILE* out) {
     ++n;
     const double o = Origin(t);
     const pipeline::TurnLedger& l = t.ledger;
-    if (t.kind == "caller" || t.kind == "dtmf") {
-      std::fprintf(out, "\nturn %d (%s)\n  heard:   \"%s\"\n", n, t.kind.c_str(),
+    const std::string kind(pipeline::TurnKindName(t.kind));
+    const bool heard = t.kind == pipeline::TurnKind::kCaller || t.kind == pipeline::TurnKind::kDtmf;
+    if (heard) {
+      std::fprintf(out, "\nturn %d (%s)\n  heard:   \"%s\"\n", n, kind.c_str(),
                    t.transcript.c_str());
     } else {
-      std::fprintf(out, "\nturn %d (%s)\n", n, t.kind.c_str());
+      std::fprintf(out, "\nturn %d (%s)\n", n, kind.c_str());
     }
     std::fprintf(out, "  answer:  \"%s\"\n  tier:    %s   outcome: %s%s\n", t.answer.c_str(),
-                 t.tier.c_str(), t.outcome.c_str(),
+                 std::string(pipeline::TurnTierName(t.tier)).c_str(), t.OutcomeText().c_str(),
                  t.prework_used ? "   (prepared before the turn ended)" : "");
     if (!t.llm_gate.empty()) {
       std::fprintf(out, "  llm gate: %s (asr confidence %.3f)\n", t.llm_gate.c_str(),
                    t.asr_confidence);
     }
-    std::fprintf(out, "  ledger (ms from %s):", t.kind == "caller" ? "speech end" : "start");
+    std::fprintf(out, "  ledger (ms from %s):",
+                 t.kind == pipeline::TurnKind::kCaller ? "speech end" : "start");
     const std::pair<const char*, double> stamps[] = {
         {"speech_start", l.speech_start},   {"end_of_turn", l.end_of_turn},
         {"asr_final", l.asr_final},         {"cache_result", l.cache_result},
@@ -89,11 +92,11 @@ void PrintCallReport(const pipeline::FileCallResult& r, std::FILE* out) {
 std::string CallReportJson(const pipeline::FileCallResult& r) {
   nlohmann::json turns = nlohmann::json::array();
   for (const pipeline::TurnReport& t : r.turns) {
-    turns.push_back({{"kind", t.kind},
+    turns.push_back({{"kind", pipeline::TurnKindName(t.kind)},
                      {"transcript", t.transcript},
                      {"answer", t.answer},
-                     {"tier", t.tier},
-                     {"outcome", t.outcome},
+                     {"tier", pipeline::TurnTierName(t.tier)},
+                     {"outcome", t.OutcomeText()},
                      {"prework", t.prework_used},
                      {"asr_confidence", t.asr_confidence},
                      {"llm_gate", t.llm_gate},

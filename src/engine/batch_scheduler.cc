@@ -134,6 +134,10 @@ Status BatchSchedulerConfig::Validate() const {
     return InvalidArgumentError("join_max_tokens must be in [0, 65536], got " +
                                 std::to_string(join_max_tokens));
   }
+  if (defer_horizon_ms < 0 || defer_horizon_ms > 600000) {
+    return InvalidArgumentError("defer_horizon_ms must be in [0, 600000] (0 = off), got " +
+                                std::to_string(defer_horizon_ms));
+  }
   if (max_queue < 1) return InvalidArgumentError("max_queue must be positive");
   return Status::Ok();
 }
@@ -147,6 +151,15 @@ void RequestHandle::Cancel() {
     }
     wake_->cv.notify_all();
   }
+}
+
+void RequestHandle::Reschedule(int priority, std::chrono::steady_clock::time_point deadline) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    new_priority_ = priority;
+    new_deadline_ = deadline;
+  }
+  rescheduled_.store(true, std::memory_order_release);
 }
 
 bool RequestHandle::done() const {
@@ -292,6 +305,7 @@ void BatchScheduler::Publish() {
   s.batched_tokens = batched_tokens_;
   s.preemptions = preemptions_;
   s.joined = joined_;
+  s.deferred = deferred_;
   s.copied_prefix_tokens = copied_prefix_tokens_;
   s.last_batch_sequences = last_batch_sequences_;
   s.max_batch_sequences = max_batch_sequences_;
@@ -550,10 +564,15 @@ void BatchScheduler::JoinArrivals(int* budget_left) {
 }
 
 void BatchScheduler::Step(bool paused) {
-  // Cancellations first: their blocks are free for this step.
+  // Cancellations first: their blocks are free for this step. New scheduling hints too.
   for (auto* list : {&running_, &waiting_}) {
     for (auto& s : *list) {
       if (s->handle->cancel_.load(std::memory_order_relaxed)) Finish(*s, FinishReason::kCancelled);
+      if (s->handle->rescheduled_.exchange(false, std::memory_order_acquire)) {
+        std::lock_guard<std::mutex> lock(s->handle->mu_);
+        s->priority = s->handle->new_priority_;
+        s->deadline = s->handle->new_deadline_;
+      }
     }
     std::erase_if(*list, [](const auto& s) { return s->finished; });
   }
@@ -595,8 +614,24 @@ void BatchScheduler::Step(bool paused) {
   }
   std::sort(running_.begin(), running_.end(), order);
 
-  // Packing: decode tokens first (one each, in order), then prompt chunks in order.
+  // Packing: decode tokens first (one each, in order), then prompt chunks in order. A sequence
+  // with a deadline beyond the horizon sits out while one without that slack has work.
   for (auto& s : running_) s->chunk = 0;
+  const auto horizon = config_.defer_horizon_ms > 0
+                           ? Clock::now() + std::chrono::milliseconds(config_.defer_horizon_ms)
+                           : Clock::time_point::max();
+  auto relaxed = [&](const Seq& s) {
+    return s.deadline != Clock::time_point::max() && s.deadline > horizon;
+  };
+  bool urgent_work = false;
+  for (auto& sp : running_) {
+    const Seq& s = *sp;
+    if (!s.finished && !s.preempted && !relaxed(s) &&
+        static_cast<int>(s.tokens.size()) > s.n_computed) {
+      urgent_work = true;
+    }
+  }
+  auto sits_out = [&](const Seq& s) { return urgent_work && relaxed(s); };
   int budget = config_.max_num_batched_tokens;
   for (auto& sp : running_) {
     Seq& s = *sp;
@@ -606,6 +641,10 @@ void BatchScheduler::Step(bool paused) {
       Finish(s, FinishReason::kLength);
       continue;
     }
+    if (sits_out(s)) {
+      ++deferred_;
+      continue;
+    }
     if (remaining != 1 || budget == 0) continue;
     s.chunk = Reserve(s, 1);
     budget -= s.chunk;
@@ -613,7 +652,7 @@ void BatchScheduler::Step(bool paused) {
   for (auto& sp : running_) {
     Seq& s = *sp;
     if (budget == 0) break;
-    if (s.finished || s.preempted || s.chunk > 0) continue;
+    if (s.finished || s.preempted || s.chunk > 0 || sits_out(s)) continue;
     const int remaining = static_cast<int>(s.tokens.size()) - s.n_computed;
     if (remaining <= 1) continue;
     s.chunk = Reserve(s, std::min(remaining, budget));

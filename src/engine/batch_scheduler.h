@@ -36,6 +36,12 @@
 // on with the rest), so a caller's turn on a cached system prompt gets its first token about a
 // pass sooner. Waiting requests of a better order, and the usual admission rules, come first.
 //
+// Just in time: a request whose deadline is more than defer_horizon_ms away (its caller still
+// has that much audio to hear) sits out the passes in which a request without that slack, or
+// without a deadline, has work; when only such requests have work they all run, so nothing
+// idles. RequestHandle::Reschedule changes a request's priority and deadline while it runs (the
+// caller's first sentence started playing: the rest is needed only before it ends).
+//
 // Cancellation (RequestHandle::Cancel, any thread) ends the request at the next step, frees its
 // blocks there and finishes it with FinishReason::kCancelled.
 //
@@ -82,6 +88,9 @@ struct BatchSchedulerConfig {
   // cached prefix, joins the pass in flight between layers (ForwardPass::Join) if it comes in the
   // pass's first half and a slot, the token budget and KV blocks allow; 0 = off.
   int join_max_tokens = 64;
+  // Just in time: a request whose deadline is more than this many ms away sits out the passes in
+  // which any request without that slack (or without a deadline) has work; 0 = never.
+  int defer_horizon_ms = 1000;
   // Tokens per KV block; the prefix cache shares whole blocks.
   int kv_block_tokens = 16;
   // KV pool size in bytes; 0 = enough for max_batch_size sequences of max_seq_len.
@@ -139,6 +148,10 @@ class RequestHandle {
  public:
   // Ends the request at the scheduler's next step. Any thread; idempotent.
   void Cancel();
+  // New scheduling hints, taken at the scheduler's next step: `priority` as BatchRequest's, and
+  // the deadline as a point in time (time_point::max() = none). A caller whose first words are
+  // playing gives a later deadline; one whose audio ran out, an earlier one. Any thread.
+  void Reschedule(int priority, std::chrono::steady_clock::time_point deadline);
   bool done() const;
   // Blocks until the request ends.
   BatchResult Wait();
@@ -150,6 +163,9 @@ class RequestHandle {
   struct Wake;
   std::shared_ptr<Wake> wake_;
   std::atomic<bool> cancel_{false};
+  std::atomic<bool> rescheduled_{false};  // new_priority_/new_deadline_ (under mu_) not yet taken
+  int new_priority_ = 0;
+  std::chrono::steady_clock::time_point new_deadline_{};
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;
@@ -167,6 +183,8 @@ struct SchedulerStats {
   uint64_t batched_tokens = 0;  // over all steps
   uint64_t preemptions = 0;
   uint64_t joined = 0;  // requests that joined a pass in flight
+  // Times a request with a far deadline sat out a pass for requests without that slack.
+  uint64_t deferred = 0;
   // Prompt tokens copied from a running sequence's partial block (beyond the full-block hits).
   uint64_t copied_prefix_tokens = 0;
   int last_batch_sequences = 0;
@@ -259,7 +277,7 @@ class BatchScheduler {
   };
   std::vector<Done> done_;  // finished this step, announced by Deliver()
   int next_seq_id_ = 0;
-  uint64_t steps_ = 0, batched_tokens_ = 0, preemptions_ = 0, joined_ = 0;
+  uint64_t steps_ = 0, batched_tokens_ = 0, preemptions_ = 0, joined_ = 0, deferred_ = 0;
   uint64_t copied_prefix_tokens_ = 0;
   int last_batch_sequences_ = 0;
   int max_batch_sequences_ = 0;

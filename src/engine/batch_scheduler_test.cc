@@ -315,6 +315,49 @@ TEST_F(BatchSchedulerTest, CallerWithSoonerDeadlineGoesFirst) {
   EXPECT_EQ(finished, (std::vector<int>{2, 3, 1, 0, 4}));
 }
 
+// Just in time: a request rescheduled to a deadline beyond the horizon (its caller has seconds of
+// audio to hear) sits out every pass while a waiting caller's request has work, then finishes
+// alone with the tokens it gets without the pause.
+TEST_F(BatchSchedulerTest, AFarDeadlineSitsOutWhileAnUrgentRequestRuns) {
+  auto e = Load();
+  ASSERT_TRUE(e);
+  BatchSchedulerConfig cfg;
+  cfg.defer_horizon_ms = 1000;
+  auto s = BatchScheduler::Create(*e, cfg);
+  ASSERT_TRUE(s.ok());
+  const auto prompts = Prompts(2);
+  const auto want = Reference({prompts[0], prompts[1]}, 40);
+  ASSERT_GT(want[0].size(), 10u);
+  std::atomic<int> a_tokens{0};
+  BatchRequest ra = Greedy(prompts[0], 40);
+  ra.deadline_hint_ms = 0;
+  ra.on_token = [&](int32_t) {
+    ++a_tokens;
+    return true;
+  };
+  auto ha = (*s)->Submit(std::move(ra));
+  ASSERT_TRUE(ha.ok());
+  while (a_tokens.load() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  (*ha)->Reschedule(1, std::chrono::steady_clock::now() + std::chrono::seconds(60));
+  int a_at_b_first = -1, a_at_b_done = -1;
+  BatchRequest rb = Greedy(prompts[1], 40);
+  rb.deadline_hint_ms = 0;
+  rb.on_token = [&](int32_t) {
+    if (a_at_b_first < 0) a_at_b_first = a_tokens.load();
+    return true;
+  };
+  rb.on_done = [&](const BatchResult&) { a_at_b_done = a_tokens.load(); };
+  auto hb = (*s)->Submit(std::move(rb));
+  ASSERT_TRUE(hb.ok());
+  BatchResult b = (*hb)->Wait();
+  EXPECT_EQ(b.tokens, want[1]);
+  EXPECT_GE(a_at_b_first, 3);
+  EXPECT_EQ(a_at_b_done, a_at_b_first) << "the relaxed request ran beside the urgent one";
+  BatchResult a = (*ha)->Wait();
+  EXPECT_EQ(a.tokens, want[0]);  // alone again, it finished; the pause changed nothing
+  EXPECT_GT((*s)->stats().deferred, 0u);
+}
+
 // A request that arrives while a pass is in flight joins it between layers: its tokens are the
 // ones it gets alone, and the running sequence's are unchanged.
 TEST_F(BatchSchedulerTest, ArrivalJoinsThePassInFlight) {

@@ -23,8 +23,10 @@
 // Blocking: Generate blocks until the answer is complete, stopped, cancelled or failed.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +40,51 @@ namespace hotline::llm {
 struct Message {
   std::string role;  // "system", "user", "assistant"
   std::string content;
+};
+
+// Scheduling hints that follow what the caller hears, changed while the request runs: a turn still
+// waiting for its first sentence is urgent (Waiting: priority 0, deadline now); once a sentence
+// is playing, the next tokens are needed only before its audio ends (Playing: a lower priority,
+// deadline = the end of the queued audio; urgent again if the audio has already run out). The
+// engine backend passes each change to its scheduler, which lets requests with seconds of audio
+// left sit out passes for callers still waiting (llm.engine.defer_horizon_ms); the openai backend
+// does not forward them (the remote server schedules its own batch). Thread-safe; owned by the
+// caller, like the CancelToken, and it must outlive the request.
+class GenerationSchedule {
+ public:
+  // Priority of a request whose caller is listening to audio that has not run out.
+  static constexpr int kPlayingPriority = 1;
+
+  struct Value {
+    int priority = 0;
+    MonoTime deadline{};   // zero: none
+    uint64_t version = 0;  // bumped by every change
+  };
+
+  void Set(int priority, MonoTime deadline) {
+    std::lock_guard<std::mutex> lock(mu_);
+    value_.priority = priority;
+    value_.deadline = deadline;
+    ++value_.version;
+  }
+  // Nothing heard yet: the next tokens are needed now.
+  void Waiting(MonoTime now) { Set(0, now); }
+  // The caller's queued audio ends at `playout_end`.
+  void Playing(MonoTime playout_end, MonoTime now) {
+    if (playout_end <= now) {
+      Waiting(now);
+    } else {
+      Set(kPlayingPriority, playout_end);
+    }
+  }
+  Value Get() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return value_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  Value value_;
 };
 
 struct GenerateRequest {
@@ -54,6 +101,9 @@ struct GenerateRequest {
   int priority = 0;
   MonoTime deadline{};
   const CancelToken* cancel = nullptr;  // owned by the caller; may be raised from any thread
+  // Live scheduling hints (see GenerationSchedule); when set, they replace `priority` and
+  // `deadline`. Null: the fixed values above.
+  const GenerationSchedule* schedule = nullptr;
   // A raw completion prompt instead of `messages` (no chat template; OpenAI /v1/completions).
   // Only the engine backend takes one; it is never cut to fit the context (an over-long one is
   // an OutOfRange "context_length_exceeded" error), while over-long `messages` lose their oldest

@@ -21,6 +21,10 @@ Status LlmEngineConfig::Validate() const {
     return InvalidArgumentError("min_reply_tokens must be in [1, 65536], got " +
                                 std::to_string(min_reply_tokens));
   }
+  if (defer_horizon_ms < 0 || defer_horizon_ms > 600000) {
+    return InvalidArgumentError("defer_horizon_ms must be in [0, 600000] (0 = off), got " +
+                                std::to_string(defer_horizon_ms));
+  }
   return Status::Ok();
 }
 

@@ -39,6 +39,13 @@ struct LlmEngineConfig {
   // min(max_tokens, min_reply_tokens) answer tokens, the request fails with
   // context_length_exceeded. Lower lets a longer question through with a shorter answer.
   int min_reply_tokens = 32;
+  // Generation just in time: a request whose deadline is further away than this (a call with
+  // that much of its answer's audio still to play; GenerationSchedule) sits out the scheduler's
+  // passes in which a request without that slack has work, so the passes of callers waiting for
+  // their first words carry fewer sequences and run sooner. Larger leaves more time to generate
+  // the next sentence before the audio runs out; smaller frees more passes for waiting callers.
+  // 0 = never sit out.
+  int defer_horizon_ms = 1000;
 
   template <class V>
   void Visit(V& v) {
@@ -51,6 +58,9 @@ struct LlmEngineConfig {
             "Answer tokens that must fit after the system prompt and the last user turn; "
             "over max_seq_len the oldest turns are dropped whole first, then "
             "context_length_exceeded");
+    v.Field("defer_horizon_ms", defer_horizon_ms,
+            "A request whose deadline is further away than this sits out passes in which "
+            "requests without that slack have work (just-in-time generation; 0 = never)");
   }
   Status Validate() const;
 };

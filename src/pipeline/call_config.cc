@@ -40,6 +40,8 @@ Status CallConfig::Validate() const {
   RETURN_IF_ERROR(CheckRange("prework_min_words", prework_min_words, 1, 100));
   RETURN_IF_ERROR(CheckRange("history_turns", history_turns, 0, 50));
   RETURN_IF_ERROR(CheckRange("record_queue", record_queue, 1, 1 << 20));
+  RETURN_IF_ERROR(CheckRange("workers", workers, 1, 256));
+  RETURN_IF_ERROR(CheckRange("answer_workers", answer_workers, 0, 1024));
   for (const auto* list : {&goodbye_phrases, &agent_phrases}) {
     for (const std::string& p : *list) {
       if (p.empty()) return InvalidArgumentError("goodbye_phrases/agent_phrases must not hold empty phrases");

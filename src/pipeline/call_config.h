@@ -100,6 +100,15 @@ struct CallConfig {
   std::string record_db;
   // Turns waiting to be written before new ones are dropped (counted).
   int record_queue = 1024;
+  // Worker threads of the process (not per call), shared by all calls. `workers` run the CPU
+  // stages (listening: VAD, recognizer; speaking: synthesis, encoding); more than the cores only
+  // adds contention. `answer_workers` run the answers (caches, knowledge base, the model), which
+  // wait on I/O and on the model: a model turn holds its worker until its answer is complete, so
+  // fewer answer workers than the model's batch keep the engine from batching calls. 0 = the
+  // model's batch (llm.engine.max_batch_size; 16 for llm backend openai; 0 for none) + 2 for
+  // cached answers.
+  int workers = 2;
+  int answer_workers = 0;
 
   template <class V>
   void Visit(V& v) {
@@ -142,6 +151,10 @@ struct CallConfig {
     v.Field("history_turns", history_turns, "Earlier turns given to the answerer");
     v.Field("record_db", record_db, "SQLite file of per-turn call records (empty: off)");
     v.Field("record_queue", record_queue, "Turn records queued for writing");
+    v.Field("workers", workers, "Threads for listening and speaking, shared by all calls");
+    v.Field("answer_workers", answer_workers,
+            "Threads for answers, shared by all calls; each model turn holds one while it "
+            "generates (0 = the model's batch + 2)");
   }
   Status Validate() const;
 };

@@ -48,6 +48,11 @@ Status CallResources::Validate() const {
   return Status::Ok();
 }
 
+std::string TurnReport::OutcomeText() const {
+  if (outcome == TurnOutcome::kError) return "error:" + error;
+  return std::string(TurnOutcomeName(outcome));
+}
+
 std::string PhraseText(std::string_view text) {
   std::string out;
   bool space = false;
@@ -121,8 +126,8 @@ void CallSession::Start() {
   Status s = core->listen.Post([core] {
     if (core->closed.load() || core->res.call.greeting_text.empty()) return;
     TurnReport r;
-    r.kind = "greeting";
-    r.tier = "greeting";
+    r.kind = TurnKind::kGreeting;
+    r.tier = TurnTier::kGreeting;
     std::shared_ptr<CancelToken> token;
     int idx = core->BeginTurn(std::move(r), token);
     core->SpeakPrompt(idx, token, core->res.call.greeting_text, AfterSpeech::kNone, "");
@@ -229,8 +234,8 @@ SessionStats CallSession::stats() const {
   s.errors = core_->errors.load();
   std::lock_guard lock(core_->mu);
   for (const TurnReport& t : core_->turns) {
-    if (t.kind == "caller") ++s.turns;
-    if (t.kind == "reprompt") ++s.reprompts;
+    if (t.kind == TurnKind::kCaller) ++s.turns;
+    if (t.kind == TurnKind::kReprompt) ++s.reprompts;
     if (t.ledger.barge_in >= 0) ++s.barge_ins;
   }
   return s;
@@ -438,8 +443,8 @@ void CallSession::Core::AbortSpeech(int idx) {
   std::lock_guard lock(mu);
   if (active_turn != idx) return;
   if (active_cancel) active_cancel->Cancel();
-  if (turns[idx].outcome.empty() || turns[idx].outcome == "answered") {
-    turns[idx].outcome = "speculation_missed";
+  if (turns[idx].outcome == TurnOutcome::kPending || turns[idx].outcome == TurnOutcome::kAnswered) {
+    turns[idx].outcome = TurnOutcome::kSpeculationMissed;
   }
   StopPlaybackLocked();
 }
@@ -465,7 +470,7 @@ void CallSession::Core::BargeIn() {
     if (active_cancel) active_cancel->Cancel();
     if (idx >= 0) {
       turns[idx].ledger.barge_in = NowMs();
-      turns[idx].outcome = "barge_in";
+      turns[idx].outcome = TurnOutcome::kBargeIn;
     }
     if (answer_turn == idx) answer_pending = false;
     action = AfterSpeech::kNone;  // an interrupted goodbye does not hang up
@@ -483,7 +488,7 @@ void CallSession::Core::BargeIn() {
 void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
   const double eot = NowMs();
   TurnReport r;
-  r.kind = "caller";
+  r.kind = TurnKind::kCaller;
   r.ledger.end_of_turn = eot;
   r.ledger.speech_end = eot - static_cast<double>(u.now_ms - u.speech_end_ms);
   r.ledger.speech_start = eot - static_cast<double>(u.now_ms - u.speech_start_ms);
@@ -553,7 +558,7 @@ void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
   silence_ms = 0;
   if (echo) {
     // Speech over the agent that never became a barge-in: echo or a backchannel ("mm-hm").
-    r.outcome = "discarded";
+    r.outcome = TurnOutcome::kDiscarded;
     std::lock_guard lock(mu);
     turns.push_back(std::move(r));
     turn_finished.push_back(true);
@@ -584,13 +589,24 @@ void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
   }
   const std::string phrase = PhraseText(text);
   if (phrase.empty()) {
-    { std::lock_guard lock(mu); turns[idx].outcome = "not_heard"; }
+    {
+      std::lock_guard lock(mu);
+      turns[idx].outcome = TurnOutcome::kNotHeard;
+    }
     SpeakPrompt(idx, token, res.call.not_heard_text, AfterSpeech::kNone, "");
   } else if (MatchesPhrase(phrase, res.call.goodbye_phrases, /*anywhere=*/false)) {
-    { std::lock_guard lock(mu); turns[idx].outcome = "goodbye"; turns[idx].tier = "goodbye"; }
+    {
+      std::lock_guard lock(mu);
+      turns[idx].outcome = TurnOutcome::kGoodbye;
+      turns[idx].tier = TurnTier::kGoodbye;
+    }
     SpeakPrompt(idx, token, res.call.goodbye_text, AfterSpeech::kHangup, "caller said goodbye");
   } else if (MatchesPhrase(phrase, res.call.agent_phrases, /*anywhere=*/true)) {
-    { std::lock_guard lock(mu); turns[idx].outcome = "transfer"; turns[idx].tier = "transfer"; }
+    {
+      std::lock_guard lock(mu);
+      turns[idx].outcome = TurnOutcome::kTransfer;
+      turns[idx].tier = TurnTier::kTransfer;
+    }
     SpeakPrompt(idx, token, res.call.transfer_text, AfterSpeech::kTransfer,
                 "caller asked for an agent");
   } else if (!UsePrework(idx, token, text)) {
@@ -615,7 +631,7 @@ void CallSession::Core::CheckTimers() {
       if (active_cancel) active_cancel->Cancel();
       fresh = std::make_shared<CancelToken>();
       active_cancel = fresh;
-      turns[timed_out].outcome = "busy";
+      turns[timed_out].outcome = TurnOutcome::kBusy;
     }
   }
   if (timed_out >= 0) {
@@ -662,16 +678,16 @@ void CallSession::Core::CheckTimers() {
     TurnReport r;
     std::shared_ptr<CancelToken> token;
     if (reprompts >= res.call.reprompt_max) {
-      r.kind = "reprompt";
-      r.tier = "goodbye";
-      r.outcome = "no_response";
+      r.kind = TurnKind::kReprompt;
+      r.tier = TurnTier::kGoodbye;
+      r.outcome = TurnOutcome::kNoResponse;
       int idx = BeginTurn(std::move(r), token);
       SpeakPrompt(idx, token, res.call.goodbye_text, AfterSpeech::kHangup, "no response from caller");
     } else {
       ++reprompts;
       metrics.reprompts.Increment();
-      r.kind = "reprompt";
-      r.tier = "reprompt";
+      r.kind = TurnKind::kReprompt;
+      r.tier = TurnTier::kReprompt;
       int idx = BeginTurn(std::move(r), token);
       SpeakPrompt(idx, token, res.call.reprompt_text, AfterSpeech::kNone, "");
     }
@@ -684,7 +700,7 @@ void CallSession::Core::SubmitDtmf() {
   dtmf_last_ms = -1;
   if (digits.empty()) return;
   TurnReport r;
-  r.kind = "dtmf";
+  r.kind = TurnKind::kDtmf;
   r.transcript = "<" + std::to_string(digits.size()) + " keypad digits>";
   std::shared_ptr<CancelToken> token;
   int idx = BeginTurn(std::move(r), token);
@@ -729,7 +745,9 @@ int CallSession::Core::BeginTurn(TurnReport report, std::shared_ptr<CancelToken>
     std::lock_guard lock(mu);
     previous = active_turn;
     if (active_cancel) active_cancel->Cancel();
-    if (previous >= 0 && turns[previous].outcome.empty()) turns[previous].outcome = "superseded";
+    if (previous >= 0 && turns[previous].outcome == TurnOutcome::kPending) {
+      turns[previous].outcome = TurnOutcome::kSuperseded;
+    }
     idx = static_cast<int>(turns.size());
     report.index = idx;
     turns.push_back(std::move(report));
@@ -749,19 +767,25 @@ int CallSession::Core::BeginTurn(TurnReport report, std::shared_ptr<CancelToken>
 }
 
 void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token, std::string text) {
+  std::shared_ptr<llm::GenerationSchedule> schedule;
   {
     std::lock_guard lock(mu);
     answer_pending = true;
     answer_turn = idx;
     answer_started = clock->Now();
+    // Nothing of this answer is heard yet: its model tokens are needed now.
+    answer_schedule = std::make_shared<llm::GenerationSchedule>();
+    answer_schedule->Waiting(answer_started);
+    schedule = answer_schedule;
   }
   auto self = shared_from_this();
   auto busy = BusyGuard();
-  Status s = answerer.Post([self, idx, token, text = std::move(text), busy] {
+  Status s = answerer.Post([self, idx, token, text = std::move(text), busy, schedule] {
     if (self->closed.load() || token->cancelled()) return self->FinishTurn(idx);
     std::vector<answer::ChatMessage> history = self->history;
     AnswerHooks hooks;
     hooks.cancel = token.get();
+    hooks.schedule = schedule.get();
     hooks.stream_fallback = self->misses >= self->res.call.fallback_retries;
     {
       std::lock_guard lock(self->mu);
@@ -780,15 +804,17 @@ void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token,
     {
       std::lock_guard lock(self->mu);
       if (self->answer_turn == idx && self->answer_pending) self->answer_pending = false;
-      if (self->turns[idx].outcome == "busy") return;  // timed out: busy_text is being said
+      // Timed out: busy_text is being said.
+      if (self->turns[idx].outcome == TurnOutcome::kBusy) return;
       if (result.ok()) {
         TurnLedger& l = self->turns[idx].ledger;
         const double done = self->NowMs();
         if (result->understood_ms >= 0) {
           l.understood = std::min(done, called_at + result->understood_ms);
         }
-        if (result->tier == "llm") {
-          if (result->llm_first_token_ms >= 0) l.llm_first_token = called_at + result->llm_first_token_ms;
+        if (result->tier == TurnTier::kLlm) {
+          if (result->llm_first_token_ms >= 0)
+            l.llm_first_token = called_at + result->llm_first_token_ms;
         } else {
           l.cache_result = first_sentence_at >= 0 ? first_sentence_at : done;
         }
@@ -802,7 +828,7 @@ void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token,
                       busy);
       return;
     }
-    self->metrics.CountTier(result->tier);
+    self->metrics.CountTier(TurnTierName(result->tier));
     // An unanswerable question is first met with a request to rephrase; only repeated misses
     // go to a human.
     const bool rephrase = result->fallback && !result->streamed &&
@@ -816,7 +842,9 @@ void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token,
       t.answer = result->text;
       t.tier = result->tier;
       t.personal = result->personal;
-      t.outcome = transfer ? "transfer" : rephrase ? "rephrase" : "answered";
+      t.outcome = transfer   ? TurnOutcome::kTransfer
+                  : rephrase ? TurnOutcome::kRephrase
+                             : TurnOutcome::kAnswered;
       t.llm_gate = result->gated;
     }
     self->history.push_back({"user", Redacted(text)});
@@ -844,7 +872,7 @@ void CallSession::Core::SpeakPrompt(int idx, std::shared_ptr<CancelToken> token,
   {
     std::lock_guard lock(mu);
     turns[idx].answer = text;
-    if (turns[idx].tier.empty()) turns[idx].tier = "prompt";
+    if (turns[idx].tier == TurnTier::kNone) turns[idx].tier = TurnTier::kPrompt;
   }
   PostSpeak(idx, std::move(token), {text}, false, true, after, std::move(reason), BusyGuard());
 }
@@ -855,8 +883,10 @@ void CallSession::Core::Error(int idx, const std::string& kind, const Status& s)
   HLOG_WARN("call {}: {} error: {}", info.call_id, kind, s.message());
   if (idx >= 0) {
     std::lock_guard lock(mu);
-    if (turns[idx].outcome.empty() || turns[idx].outcome == "answered") {
-      turns[idx].outcome = "error:" + kind;
+    if (turns[idx].outcome == TurnOutcome::kPending ||
+        turns[idx].outcome == TurnOutcome::kAnswered) {
+      turns[idx].outcome = TurnOutcome::kError;
+      turns[idx].error = kind;
     }
   }
   if (!closed.load()) {
@@ -888,18 +918,26 @@ void CallSession::Core::FinishTurn(int idx) {
     }
     if (turn_finished[idx]) return;
     turn_finished[idx] = true;
-    if (turns[idx].outcome.empty()) turns[idx].outcome = "answered";
+    if (turns[idx].outcome == TurnOutcome::kPending) turns[idx].outcome = TurnOutcome::kAnswered;
     if (turns[idx].ledger.turn_done < 0) turns[idx].ledger.turn_done = NowMs();
     t = turns[idx];
   }
-  metrics.ObserveTurn(t.ledger, t.kind == "caller" ? t.tier : std::string());
+  metrics.ObserveTurn(t.ledger, t.kind == TurnKind::kCaller ? TurnTierName(t.tier) : "");
   const double origin = t.ledger.speech_end >= 0 ? t.ledger.speech_end : 0;
   const std::string ledger_json = t.ledger.ToJson(origin);
-  const std::string transcript = t.kind == "caller" ? Redacted(t.transcript) : t.transcript;
+  const std::string transcript =
+      t.kind == TurnKind::kCaller ? Redacted(t.transcript) : t.transcript;
+  const std::string_view kind = TurnKindName(t.kind);
+  const std::string_view tier = TurnTierName(t.tier);
+  const std::string outcome = t.OutcomeText();
   const std::string spoken = t.personal ? "<personal>" : t.answer;
   if (!closed.load()) {
-    nlohmann::json j = {{"turn", t.index},   {"kind", t.kind},       {"transcript", transcript},
-                        {"answer", spoken},  {"tier", t.tier},       {"outcome", t.outcome},
+    nlohmann::json j = {{"turn", t.index},
+                        {"kind", kind},
+                        {"transcript", transcript},
+                        {"answer", spoken},
+                        {"tier", tier},
+                        {"outcome", outcome},
                         {"ledger", nlohmann::json::parse(ledger_json)}};
     sink->Event("turn", j.dump());
   }
@@ -908,11 +946,11 @@ void CallSession::Core::FinishTurn(int idx) {
     row.call_id = info.call_id;
     row.caller_id = info.caller_id;
     row.turn = t.index;
-    row.kind = t.kind;
+    row.kind = std::string(kind);
     row.transcript = transcript;
     row.answer = spoken;
-    row.tier = t.tier;
-    row.outcome = t.outcome;
+    row.tier = std::string(tier);
+    row.outcome = outcome;
     row.tokens = t.tokens;
     row.ledger_json = ledger_json;
     row.started_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(

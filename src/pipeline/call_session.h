@@ -61,6 +61,7 @@
 #include "pipeline/call_sink.h"
 #include "pipeline/latency_ledger.h"
 #include "pipeline/turn_answerer.h"
+#include "pipeline/turn_types.h"
 #include "tts/audio_cache.h"
 #include "tts/sentence_chunker.h"
 #include "tts/synthesizer.h"
@@ -110,12 +111,15 @@ struct CallResources {
 // One turn as the session saw it (for the CLI, tests and the record).
 struct TurnReport {
   int index = 0;
-  std::string kind;        // caller, greeting, reprompt, dtmf
+  TurnKind kind = TurnKind::kCaller;
   std::string transcript;  // as recognized (per call only: may contain PII)
   double asr_confidence = 0;
   std::string answer;      // what the agent said (or started to say)
-  std::string tier;        // answering tier, or the fixed prompt's name
-  std::string outcome;     // answered, barge_in, goodbye, transfer, discarded, error:<kind>, busy
+  TurnTier tier = TurnTier::kNone;  // answering tier, or the fixed text that was said
+  TurnOutcome outcome = TurnOutcome::kPending;
+  std::string error;  // with outcome kError: the failed stage ("asr", "tts_timeout", ...)
+  // The outcome as records and events print it: its name, or "error:<stage>".
+  std::string OutcomeText() const;
   // The LLM gate kept the model from answering (answer/llm_gate.h): its reason, e.g.
   // "low_intent_top_two"; the turn's outcome is then rephrase or transfer. Empty otherwise.
   std::string llm_gate;

@@ -99,6 +99,9 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   bool answer_pending = false;
   int answer_turn = -1;
   MonoTime answer_started{};
+  // The model's scheduling hints of the answer of `answer_turn`: moved by the speak strand as
+  // that turn's audio is sent (urgent until its first sentence plays).
+  std::shared_ptr<llm::GenerationSchedule> answer_schedule;
   AfterSpeech action = AfterSpeech::kNone;
   std::string action_reason;
   bool action_armed = false;
@@ -141,6 +144,7 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   std::vector<int16_t> out_pcm;
   std::vector<int16_t> out_scratch;
   std::vector<uint8_t> out_bytes;
+  int chunked_turn = -1;     // the turn whose first piece was cut into chunks
   int64_t lead_trimmed = 0;  // samples of leading quiet dropped this turn
   bool lead_done = false;    // the turn's first audible sample has been sent
   // Audio synthesized for the turn being spoken, stored in the audio cache once the turn's
@@ -201,6 +205,9 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // The part of `samples` (synthesizer rate) to send, minus the turn's leading quiet.
   std::span<const int16_t> TrimLead(std::span<const int16_t> samples);
   void Stamp(int idx, double TurnLedger::*field);
+  // Turn `idx` has sent audio up to play_end_ms: its model request needs its next tokens only
+  // before that audio ends (GenerationSchedule::Playing).
+  void PaceModel(int idx);
   // The agent's audio is playing at inbound time `now_ms` (REQUIRES: mu held).
   // A pause counts as playing: the caller is still heard as talking over the agent.
   bool PlayingLocked(int64_t now_ms) const { return paused || play_end_ms > now_ms; }

@@ -115,7 +115,7 @@ bool CallSession::Core::UsePrework(int idx, const std::shared_ptr<CancelToken>& 
     TurnReport& t = turns[idx];
     t.answer = answer.text;
     t.tier = answer.tier;
-    t.outcome = "answered";
+    t.outcome = TurnOutcome::kAnswered;
     t.prework_used = true;
     // What was done ahead: the look-up, and the synthesis (if it finished before the turn did;
     // if not, the speak strand finishes it first and the saving is smaller).
@@ -124,7 +124,7 @@ bool CallSession::Core::UsePrework(int idx, const std::shared_ptr<CancelToken>& 
     prework.reset();
   }
   metrics.prework_hits.Increment();
-  metrics.CountTier(answer.tier);
+  metrics.CountTier(TurnTierName(answer.tier));
   if (remember) RememberExchange(text, answer.text);
   std::vector<std::string> pieces = answer.sentences;
   if (pieces.empty()) pieces.push_back(answer.text);

@@ -3,6 +3,7 @@
 // detection and hang-up-after-goodbye read.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "audio/g711.h"
 #include "common/log.h"
@@ -15,7 +16,37 @@ namespace {
 // within one piece.
 constexpr size_t kCachedPieceMs = 100;
 
+// The chunks to synthesize for one piece of a turn's text. Only the turn's first piece may end
+// its first chunk early (the chunker's first-chunk rule: the caller hears the first words
+// sooner); the pieces after it are whole sentences of the same answer, cut only at sentence ends,
+// so every sentence keeps its prosody and a replayed answer (one piece) is cut the same way as
+// the streamed one (one piece per sentence), which keeps its audio-cache entries.
+std::vector<std::string> ChunksOf(tts::SentenceChunkerConfig config, bool first_piece,
+                                  const std::string& piece) {
+  if (!first_piece) {
+    config.first_chunk_min_words = std::numeric_limits<int>::max();
+    config.first_chunk_max_words = std::numeric_limits<int>::max();
+  }
+  tts::SentenceChunker chunker(config);
+  std::vector<std::string> chunks = chunker.Push(piece);
+  for (std::string& c : chunker.Flush()) chunks.push_back(std::move(c));
+  return chunks;
+}
+
 }  // namespace
+
+void CallSession::Core::PaceModel(int idx) {
+  std::shared_ptr<llm::GenerationSchedule> schedule;
+  int64_t ahead_ms = 0;
+  {
+    std::lock_guard lock(mu);
+    if (idx < 0 || idx != answer_turn || answer_schedule == nullptr) return;
+    schedule = answer_schedule;
+    ahead_ms = play_end_ms - stream_ms.load();
+  }
+  const MonoTime now = clock->Now();
+  schedule->Playing(now + std::chrono::milliseconds(std::max<int64_t>(0, ahead_ms)), now);
+}
 
 void CallSession::Core::Stamp(int idx, double TurnLedger::*field) {
   std::lock_guard lock(mu);
@@ -70,16 +101,16 @@ void CallSession::Core::RunSpeak(int idx, const std::shared_ptr<CancelToken>& to
     FinishTurn(idx);
     return;
   }
-  tts::SentenceChunker chunker(res.chunker);
   Status status;
   for (const std::string& text : pieces) {
-    std::vector<std::string> chunks = chunker.Push(text);
-    for (std::string& c : chunker.Flush()) chunks.push_back(std::move(c));
-    for (const std::string& chunk : chunks) {
+    const bool first_piece = chunked_turn != idx;
+    chunked_turn = idx;
+    for (const std::string& chunk : ChunksOf(res.chunker, first_piece, text)) {
       status = SpeakPiece(idx, *token, chunk);
       if (!status.ok()) break;
     }
     if (!status.ok()) break;
+    PaceModel(idx);
   }
   if (token->cancelled() || closed.load()) {
     ResetOutput();
@@ -184,10 +215,10 @@ Status CallSession::Core::SpeakPiece(int idx, const CancelToken& token,
 void CallSession::Core::Prepare(const std::vector<std::string>& sentences) {
   tts::AudioCache* cache = res.audio_cache;
   if (cache == nullptr || closed.load()) return;
-  tts::SentenceChunker chunker(res.chunker);
+  bool first_piece = true;
   for (const std::string& sentence : sentences) {
-    std::vector<std::string> chunks = chunker.Push(sentence);
-    for (std::string& c : chunker.Flush()) chunks.push_back(std::move(c));
+    std::vector<std::string> chunks = ChunksOf(res.chunker, first_piece, sentence);
+    first_piece = false;
     for (const std::string& chunk : chunks) {
       const std::string text = normalizer.Normalize(chunk);
       if (text.find_first_not_of(" \t\r\n") == std::string::npos) continue;

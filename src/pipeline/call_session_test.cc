@@ -135,10 +135,10 @@ TEST_F(CallSessionTest, GreetsAnswersAndRecordsTheLedger) {
   ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 2; }));
   auto turns = session_->Turns();
   ASSERT_EQ(turns.size(), 2u);
-  EXPECT_EQ(turns[0].kind, "greeting");
-  EXPECT_EQ(turns[1].kind, "caller");
-  EXPECT_EQ(turns[1].outcome, "answered");
-  EXPECT_EQ(turns[1].tier, "kb");
+  EXPECT_EQ(turns[0].kind, TurnKind::kGreeting);
+  EXPECT_EQ(turns[1].kind, TurnKind::kCaller);
+  EXPECT_EQ(turns[1].outcome, TurnOutcome::kAnswered);
+  EXPECT_EQ(turns[1].tier, TurnTier::kKnowledgeBase);
   EXPECT_EQ(turns[1].answer, answerer_.reply);
   const TurnLedger& l = turns[1].ledger;
   EXPECT_GE(l.speech_start, 0);
@@ -190,13 +190,36 @@ TEST_F(CallSessionTest, BargeInClearsCancelsAndListens) {
   EXPECT_TRUE(WaitFor([&] { return answerer_.saw_cancel.load(); }));
   auto turns = session_->Turns();
   ASSERT_GE(turns.size(), 1u);
-  EXPECT_EQ(turns[0].outcome, "barge_in");
+  EXPECT_EQ(turns[0].outcome, TurnOutcome::kBargeIn);
   EXPECT_GE(turns[0].ledger.barge_in, 0);
   EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_barge_ins_total", "").value(), 1u);
   // The interrupting speech is the next turn.
   answerer_.Release();
   Feed(Silence(700));
   ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 2; }));
+}
+
+// Just in time: the model's request is urgent while the caller hears nothing of the answer, and
+// once the first sentence is playing its next tokens are due only when that audio ends.
+TEST_F(CallSessionTest, TheModelIsUrgentUntilTheFirstSentencePlays) {
+  answerer_.stream_sentences = {"First, let me look that up for you in our records."};
+  answerer_.block = true;
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return answerer_.schedule.load() != nullptr; }));
+  const llm::GenerationSchedule* pace = answerer_.schedule.load();
+  {
+    std::lock_guard lock(answerer_.mu);
+    EXPECT_EQ(answerer_.schedule_at_start.priority, 0);
+    EXPECT_LE(answerer_.schedule_at_start.deadline, clock_.Now());
+  }
+  ASSERT_TRUE(
+      WaitFor([&] { return pace->Get().priority == llm::GenerationSchedule::kPlayingPriority; }));
+  // The sentence (10 ms of tone per character) is still to play on the line's clock.
+  EXPECT_GT(pace->Get().deadline, clock_.Now() + std::chrono::milliseconds(300));
+  answerer_.Release();
+  FeedUntilIdle();
+  EXPECT_EQ(LastTurn().outcome, TurnOutcome::kAnswered);
 }
 
 TEST_F(CallSessionTest, ACoughPausesTheAgentThenItCarriesOn) {
@@ -220,8 +243,22 @@ TEST_F(CallSessionTest, ACoughPausesTheAgentThenItCarriesOn) {
   ASSERT_EQ(marks.size(), 2u);
   EXPECT_EQ(marks[1], marks[0] + "-r1");
   FeedUntilIdle();
-  EXPECT_EQ(session_->Turns()[0].outcome, "answered");
+  EXPECT_EQ(session_->Turns()[0].outcome, TurnOutcome::kAnswered);
   EXPECT_EQ(sink_->clears(), 1);
+}
+
+// One text pass: the first-chunk rule (an early cut at a clause once a few words are in) starts
+// the turn's speech sooner; the answer's later sentences are spoken whole.
+TEST_F(CallSessionTest, OnlyTheTurnsFirstSentenceIsCutEarly) {
+  answerer_.stream_sentences = {"First of all, let me look that up for you.",
+                                "Your parcel left today, and it arrives on Monday."};
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
+  EXPECT_EQ(Synthesized(),
+            "First of all, let me look that up for you.|"
+            "Your parcel left today, and it arrives on Monday.|");
+  FeedUntilIdle();
 }
 
 TEST_F(CallSessionTest, LeadingSilenceOfATurnIsNotSent) {
@@ -251,7 +288,7 @@ TEST_F(CallSessionTest, RepromptsThenSaysGoodbyeAndHangsUp) {
   StartCall();
   Feed(Silence(1100));
   ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
-  EXPECT_EQ(LastTurn().kind, "reprompt");
+  EXPECT_EQ(LastTurn().kind, TurnKind::kReprompt);
   EXPECT_EQ(LastTurn().answer, res_.call.reprompt_text);
   FeedUntilIdle();
   Feed(Silence(1100));
@@ -272,7 +309,7 @@ TEST_F(CallSessionTest, GoodbyeHangsUpAfterTheGoodbyeHasPlayed) {
   ASSERT_TRUE(WaitFor([&] { return !sink_->hangup().empty(); }));
   EXPECT_EQ(sink_->hangup(), "caller said goodbye");
   EXPECT_TRUE(answerer_.turns.empty());
-  EXPECT_EQ(session_->Turns().back().outcome, "goodbye");
+  EXPECT_EQ(session_->Turns().back().outcome, TurnOutcome::kGoodbye);
 }
 
 TEST_F(CallSessionTest, AgentRequestTransfers) {
@@ -298,7 +335,7 @@ TEST_F(CallSessionTest, TheRecognizersConfidenceReachesTheAnswerAndAGatedTurnSay
     EXPECT_FLOAT_EQ(static_cast<float>(*answerer_.asr_confidences[0]), 0.9f);  // the final's
   }
   // The gated turn takes the session's usual no-answer path, and records the gate's reason.
-  EXPECT_EQ(LastTurn().outcome, "rephrase");
+  EXPECT_EQ(LastTurn().outcome, TurnOutcome::kRephrase);
   EXPECT_EQ(LastTurn().answer, res_.call.rephrase_text);
   EXPECT_EQ(LastTurn().llm_gate, "low_asr_confidence");
   EXPECT_FLOAT_EQ(static_cast<float>(LastTurn().asr_confidence), 0.9f);
@@ -311,14 +348,14 @@ TEST_F(CallSessionTest, AnswererFallbackAsksToRephraseThenTransfers) {
   Say();
   FeedUntilIdle();
   EXPECT_TRUE(sink_->transfer().empty());
-  EXPECT_EQ(LastTurn().outcome, "rephrase");
+  EXPECT_EQ(LastTurn().outcome, TurnOutcome::kRephrase);
   EXPECT_EQ(LastTurn().answer, res_.call.rephrase_text);
   // The second miss in a row goes to a human.
   Say();
   FeedUntilIdle();
   ASSERT_TRUE(WaitFor([&] { return !sink_->transfer().empty(); }));
   EXPECT_EQ(sink_->transfer(), "no answer tier could answer");
-  EXPECT_EQ(LastTurn().outcome, "transfer");
+  EXPECT_EQ(LastTurn().outcome, TurnOutcome::kTransfer);
   EXPECT_EQ(LastTurn().answer, answerer_.reply);
 }
 
@@ -329,7 +366,7 @@ TEST_F(CallSessionTest, AnswererFallbackTransfersAtOnceWithoutRetries) {
   Say();
   FeedUntilIdle();
   ASSERT_TRUE(WaitFor([&] { return !sink_->transfer().empty(); }));
-  EXPECT_EQ(LastTurn().outcome, "transfer");
+  EXPECT_EQ(LastTurn().outcome, TurnOutcome::kTransfer);
 }
 
 TEST_F(CallSessionTest, RecognizerErrorIsSpokenAndCounted) {
@@ -338,7 +375,7 @@ TEST_F(CallSessionTest, RecognizerErrorIsSpokenAndCounted) {
   Say();
   ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
   EXPECT_EQ(LastTurn().answer, res_.call.error_text);
-  EXPECT_EQ(LastTurn().outcome, "error:asr");
+  EXPECT_EQ(LastTurn().OutcomeText(), "error:asr");
   EXPECT_EQ(Errors("asr"), 1u);
   EXPECT_TRUE(answerer_.turns.empty());
 }
@@ -349,7 +386,7 @@ TEST_F(CallSessionTest, AnswerErrorIsSpokenAndCounted) {
   Say();
   ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
   ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 1; }));
-  EXPECT_EQ(LastTurn().outcome, "error:answer");
+  EXPECT_EQ(LastTurn().OutcomeText(), "error:answer");
   EXPECT_EQ(Errors("answer"), 1u);
   EXPECT_NE(Synthesized().find("went wrong"), std::string::npos) << Synthesized();
 }
@@ -364,7 +401,7 @@ TEST_F(CallSessionTest, SlowAnswerTimesOutWithBusyText) {
   ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
   EXPECT_TRUE(WaitFor([&] { return answerer_.saw_cancel.load(); }));
   EXPECT_EQ(Errors("answer_timeout"), 1u);
-  EXPECT_EQ(LastTurn().outcome, "busy");
+  EXPECT_EQ(LastTurn().outcome, TurnOutcome::kBusy);
   EXPECT_NE(Synthesized().find("longer than it should"), std::string::npos) << Synthesized();
 }
 
@@ -438,7 +475,7 @@ TEST_F(CallSessionTest, PreparedAnswerIsSpokenWithoutAskingAgain) {
   TurnAnswer prepared;
   prepared.text = "Orders ship within two days.";
   prepared.sentences = {prepared.text};
-  prepared.tier = "l3";
+  prepared.tier = TurnTier::kL3;
   answerer_.peek_answer = prepared;
   StartCall();
   Say();
@@ -448,7 +485,7 @@ TEST_F(CallSessionTest, PreparedAnswerIsSpokenWithoutAskingAgain) {
   EXPECT_EQ(answerer_.peeks.size(), 1u);
   TurnReport t = LastTurn();
   EXPECT_TRUE(t.prework_used);
-  EXPECT_EQ(t.tier, "l3");
+  EXPECT_EQ(t.tier, TurnTier::kL3);
   EXPECT_EQ(t.answer, prepared.text);
   EXPECT_EQ(cache_.stats().hits, 1);  // synthesized ahead, played from the cache
   EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_prework_hits_total", "").value(), 1u);
@@ -456,7 +493,7 @@ TEST_F(CallSessionTest, PreparedAnswerIsSpokenWithoutAskingAgain) {
   EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_hits_total", "").value(), 1u);
   EXPECT_EQ(t.transcript, "where is my order");
   EXPECT_GE(t.ledger.asr_final, 0);
-  EXPECT_EQ(t.outcome, "answered");
+  EXPECT_EQ(t.outcome, TurnOutcome::kAnswered);
   EXPECT_EQ(sink_->clears(), 0);
 }
 
@@ -479,7 +516,7 @@ TEST_F(CallSessionTest, ASpeculativeStartIsStoppedWhenTheFinalTranscriptDiffers)
   TurnAnswer prepared;
   prepared.text = "Orders ship within two days.";
   prepared.sentences = {prepared.text};
-  prepared.tier = "l3";
+  prepared.tier = TurnTier::kL3;
   answerer_.peek_answer = prepared;
   answerer_.peek_only_for = "where is my order";  // the longer final has no cached answer
   answerer_.reply = "Your order is cancelled.";
@@ -491,10 +528,10 @@ TEST_F(CallSessionTest, ASpeculativeStartIsStoppedWhenTheFinalTranscriptDiffers)
   EXPECT_EQ(sink_->clears(), 1);
   auto turns = session_->Turns();
   ASSERT_EQ(turns.size(), 2u);
-  EXPECT_EQ(turns[0].outcome, "speculation_missed");
+  EXPECT_EQ(turns[0].outcome, TurnOutcome::kSpeculationMissed);
   EXPECT_EQ(turns[1].transcript, "where is my order and cancel it");
   EXPECT_EQ(turns[1].answer, "Your order is cancelled.");
-  EXPECT_EQ(turns[1].outcome, "answered");
+  EXPECT_EQ(turns[1].outcome, TurnOutcome::kAnswered);
 }
 
 TEST_F(CallSessionTest, ADifferentlyWordedFinalWithTheSameCachedAnswerKeepsTheSpeculation) {
@@ -503,7 +540,7 @@ TEST_F(CallSessionTest, ADifferentlyWordedFinalWithTheSameCachedAnswerKeepsTheSp
   TurnAnswer prepared;
   prepared.text = "Orders ship within two days.";
   prepared.sentences = {prepared.text};
-  prepared.tier = "l3";
+  prepared.tier = TurnTier::kL3;
   answerer_.peek_answer = prepared;  // the cached tiers answer the final the same way
   StartCall();
   Say();
@@ -523,7 +560,7 @@ TEST_F(CallSessionTest, WithoutSpeculationThePreparedAnswerWaitsForTheFinal) {
   TurnAnswer prepared;
   prepared.text = "Orders ship within two days.";
   prepared.sentences = {prepared.text};
-  prepared.tier = "l3";
+  prepared.tier = TurnTier::kL3;
   answerer_.peek_answer = prepared;
   StartCall();
   Say();
@@ -538,7 +575,7 @@ TEST_F(CallSessionTest, ACachedAnswerForThePartialShortensEndpointing) {
   TurnAnswer prepared;
   prepared.text = "Orders ship within two days.";
   prepared.sentences = {prepared.text};
-  prepared.tier = "l3";
+  prepared.tier = TurnTier::kL3;
   answerer_.peek_answer = prepared;
   StartCall();
   Feed(Silence(200));

@@ -6,6 +6,14 @@
 
 namespace hotline::pipeline {
 
+int AnswerWorkers(const CallConfig& call, const llm::LlmConfig& llm) {
+  if (call.answer_workers > 0) return call.answer_workers;
+  int batch = 0;
+  if (llm.backend == "engine") batch = llm.engine.engine.max_batch_size;
+  if (llm.backend == "openai") batch = kOpenAiAnswerBatch;
+  return batch + 2;
+}
+
 CallStack::~CallStack() {
   // Tasks still queued use every other member: finish them first.
   if (pool_) pool_->Shutdown();
@@ -56,9 +64,6 @@ Result<CacheFlushReport> CallStack::FlushAnswerCaches() {
 Result<std::unique_ptr<CallStack>> CallStack::Build(const CallStackOptions& o) {
   RETURN_IF_ERROR(o.call.Validate().WithContext("call"));
   if (o.kb_db.empty()) return InvalidArgumentError("call stack: no knowledge-base database path");
-  if (o.workers < 1 || o.answer_workers < 1) {
-    return InvalidArgumentError("call stack: workers and answer_workers must be >= 1");
-  }
   std::unique_ptr<CallStack> s(new CallStack());
   s->kb_csv_ = o.kb_csv;
   asr::AsrConfig asr = o.asr;
@@ -98,8 +103,9 @@ Result<std::unique_ptr<CallStack>> CallStack::Build(const CallStackOptions& o) {
   if (!o.call.record_db.empty()) {
     ASSIGN_OR_RETURN(s->records_, CallRecordStore::Open(o.call.record_db, o.call.record_queue));
   }
-  s->pool_ = std::make_unique<ThreadPool>(static_cast<size_t>(o.workers), 4096);
-  s->answer_pool_ = std::make_unique<ThreadPool>(static_cast<size_t>(o.answer_workers), 1024);
+  s->pool_ = std::make_unique<ThreadPool>(static_cast<size_t>(o.call.workers), 4096);
+  s->answer_pool_ =
+      std::make_unique<ThreadPool>(static_cast<size_t>(AnswerWorkers(o.call, o.llm)), 1024);
 
   CallResources& r = s->resources_;
   r.recognizer = s->recognizer_.get();

@@ -41,9 +41,7 @@ struct CallStackOptions {
   // Knowledge base: the SQLite file, and a CSV imported into it at start (empty: use as is).
   std::string kb_db;
   std::string kb_csv;
-  // CPU workers (listen/speak) and answer workers (blocking look-ups, the model).
-  int workers = 2;
-  int answer_workers = 2;
+  // The worker pools are sized by call.workers and call.answer_workers (see AnswerWorkers).
   bool audio_cache = true;
   // With the pocketsphinx backend and no asr.pocketsphinx.domain_lm: build a domain language
   // model from the knowledge base's example questions at start (kb_db + ".lm"; a second or so),
@@ -69,6 +67,13 @@ struct CacheFlushReport {
   size_t l2_dropped = 0;     // semantic-cache entries dropped
   size_t audio_entries = 0;  // synthesized-audio entries dropped
 };
+
+// The answer pool's size for `call` and the language model `llm`: call.answer_workers, or for 0
+// the model's batch (llm.engine.max_batch_size for the engine backend, kOpenAiAnswerBatch for a
+// remote server, 0 without a model) plus 2 for cached answers. An answer that reaches the model
+// holds its worker while it generates, so this bounds the model turns in flight at once.
+inline constexpr int kOpenAiAnswerBatch = 16;
+int AnswerWorkers(const CallConfig& call, const llm::LlmConfig& llm);
 
 class CallStack {
  public:

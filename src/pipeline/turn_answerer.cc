@@ -7,7 +7,7 @@ TurnAnswer FromResult(const answer::AnswerResult& r) {
   TurnAnswer a;
   a.text = r.text;
   a.sentences = r.sentences;
-  a.tier = std::string(answer::TierName(r.tier));
+  a.tier = TierOf(r.tier);
   a.personal = r.personal;
   a.fallback = r.tier == answer::AnswerTierId::kFallback;
   a.understood_ms = r.understood_ms;
@@ -28,6 +28,7 @@ Result<TurnAnswer> AnswererAdapter::Answer(std::string_view turn, answer::Caller
   options.cancel = hooks.cancel;
   options.stream_fallback = hooks.stream_fallback;
   options.asr_confidence = hooks.asr_confidence;
+  options.schedule = hooks.schedule;
   if (hooks.on_sentence) {
     options.on_sentence = [&](std::string_view sentence) {
       hooks.on_sentence(sentence);

@@ -25,13 +25,15 @@
 #include "answer/answerer.h"
 #include "answer/caller.h"
 #include "common/status.h"
+#include "llm/language_model.h"
 #include "net/cancel_token.h"
+#include "pipeline/turn_types.h"
 
 namespace hotline::pipeline {
 
 struct TurnAnswer {
   std::string text;          // what to say (already post-processed for speech)
-  std::string tier = "fallback";  // answer::TierName of the tier that answered
+  TurnTier tier = TurnTier::kFallback;  // the tier that answered
   bool personal = false;     // carries this caller's data: never cached (text or audio)
   bool fallback = false;     // no tier could answer: the call is handed to a human
   bool streamed = false;     // every sentence already went through hooks.on_sentence
@@ -54,6 +56,9 @@ struct AnswerHooks {
   // The recognizer's utterance confidence of the turn (answer::AnswerOptions::asr_confidence);
   // nullopt for a turn that was not recognized from speech.
   std::optional<double> asr_confidence;
+  // The model's live scheduling hints, which the session moves with what the caller hears
+  // (llm::GenerationSchedule); valid during Answer. May be null.
+  const llm::GenerationSchedule* schedule = nullptr;
 };
 
 class TurnAnswerer {

@@ -70,7 +70,9 @@ TEST_F(CallE2eTest, KnowledgeBaseQuestionIsAnsweredAndTheReplyIsIntelligible) {
 
   const TurnReport* turn = nullptr;
   for (const TurnReport& t : result->turns) {
-    if (t.kind == "caller" && t.outcome != "discarded" && turn == nullptr) turn = &t;
+    if (t.kind == TurnKind::kCaller && t.outcome != TurnOutcome::kDiscarded && turn == nullptr) {
+      turn = &t;
+    }
   }
   ASSERT_NE(turn, nullptr) << "no caller turn was heard";
   EXPECT_NE(turn->transcript.find("cancel"), std::string::npos) << turn->transcript;

@@ -126,6 +126,7 @@ Result<std::unique_ptr<EngineLanguageModel>> EngineLanguageModel::Create(
   engine::BatchSchedulerConfig bc = engine::BatchSchedulerConfig::FromEngine(config.engine);
   // The model's own queue bound (max_queue) is enforced before submitting.
   bc.max_queue = std::max(config.max_queue * 2, 16);
+  bc.defer_horizon_ms = config.defer_horizon_ms;
   ASSIGN_OR_RETURN(m->batch_, engine::BatchScheduler::Create(*m->engine_, bc));
   HLOG_INFO("llm: engine backend on {} (chat format {}, batch {}, queue {})",
             config.engine.model_path, engine::ChatFormatName(m->template_->format()),
@@ -316,7 +317,7 @@ Result<GenerateStats> EngineLanguageModel::Generate(const GenerateRequest& reque
   }
   auto job = std::make_shared<Job>();
   job->kind = Job::Kind::kGenerate;
-  job->priority = request.priority;
+  job->priority = request.schedule != nullptr ? request.schedule->Get().priority : request.priority;
   job->t0 = t0;
   job->prompt = prompt;
   job->cancel = request.cancel;
@@ -333,10 +334,12 @@ Result<GenerateStats> EngineLanguageModel::Generate(const GenerateRequest& reque
   br.sampling.repetition_penalty = request.repetition_penalty;
   br.sampling.seed = request.seed;
   br.sampling.max_tokens = request.max_tokens;
-  br.priority = request.priority;
-  if (request.deadline != MonoTime{}) {
+  GenerationSchedule::Value hints{request.priority, request.deadline, 0};
+  if (request.schedule != nullptr) hints = request.schedule->Get();
+  br.priority = hints.priority;
+  if (hints.deadline != MonoTime{}) {
     br.deadline_hint_ms = std::max<int64_t>(
-        0, std::chrono::duration_cast<std::chrono::milliseconds>(request.deadline - t0).count());
+        0, std::chrono::duration_cast<std::chrono::milliseconds>(hints.deadline - t0).count());
   }
   Job* j = job.get();  // the scheduler's request (holding this callback) ends before the job
   br.on_token = [this, j](int32_t id) {
@@ -363,6 +366,15 @@ Result<GenerateStats> EngineLanguageModel::Generate(const GenerateRequest& reque
     job->cv.wait_for(lock, std::chrono::milliseconds(kPollMs), [&] {
       return !job->deltas.empty() || job->state == Job::State::kDone;
     });
+    if (request.schedule != nullptr && job->state != Job::State::kDone) {
+      // What the caller hears changed (a sentence started playing, or its audio ran out).
+      const GenerationSchedule::Value now = request.schedule->Get();
+      if (now.version != hints.version) {
+        hints = now;
+        job->handle->Reschedule(now.priority,
+                                now.deadline == MonoTime{} ? MonoTime::max() : now.deadline);
+      }
+    }
     if (IsCancelled(request.cancel) && job->state != Job::State::kDone) {
       job->handle->Cancel();  // the scheduler drops it (and frees its blocks) at its next step
       if (job->state == Job::State::kQueued) {

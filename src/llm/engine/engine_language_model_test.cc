@@ -261,6 +261,41 @@ TEST_F(EngineLmTest, QueueOrderIsPriorityThenDeadlineThenArrival) {
   }
 }
 
+// Just in time: a request whose schedule moves to "playing, seconds of audio left" sits out the
+// scheduler's passes while an urgent request runs, and still produces its whole answer.
+TEST_F(EngineLmTest, AMovedScheduleLetsAnUrgentRequestRunAlone) {
+  auto lm = Make(Config(stories_));
+  ASSERT_TRUE(lm);
+  // Long enough that the urgent request (about a hundred scheduler steps) overlaps it.
+  const LmRun alone = Gen(*lm, Ask("Tell me about a dog.", 200));
+  ASSERT_TRUE(alone.stats.ok());
+  ASSERT_GE(alone.deltas.size(), 60u);
+  GenerationSchedule schedule;
+  schedule.Waiting(std::chrono::steady_clock::now());
+  GenerateRequest a = Ask("Tell me about a dog.", 200);
+  a.schedule = &schedule;
+  std::thread urgent;
+  LmRun b;
+  std::string text;
+  int deltas = 0;
+  auto stats = lm->Generate(a, [&](std::string_view d) {
+    text += d;
+    if (++deltas == 3) {
+      // The first sentence is playing with a minute of audio left; another caller asks.
+      const MonoTime now = std::chrono::steady_clock::now();
+      schedule.Playing(now + std::chrono::seconds(60), now);
+      urgent = std::thread([&] { b = Gen(*lm, Ask("Tell me about a cat.", 100)); });
+    }
+    return true;
+  });
+  if (urgent.joinable()) urgent.join();
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_TRUE(b.stats.ok()) << b.stats.status();
+  EXPECT_EQ(text, alone.text);  // sitting out changes when, not what
+  EXPECT_EQ(schedule.Get().priority, GenerationSchedule::kPlayingPriority);
+  EXPECT_GT(lm->scheduler_stats().deferred, 0u);
+}
+
 TEST_F(EngineLmTest, PrefixReuseMatchesColdRunAndReportsCachedTokens) {
   auto warm = Make(Config(stories_));
   ASSERT_TRUE(warm);

@@ -181,6 +181,9 @@ class FakeAnswerer : public TurnAnswerer {
   std::string peek_only_for;  // non-empty: Peek answers only this partial (nullopt otherwise)
   std::atomic<bool> saw_cancel{false};
   std::atomic<int> answers_started{0};
+  // AnswerHooks::schedule of the answer in progress (valid while it blocks).
+  std::atomic<const llm::GenerationSchedule*> schedule{nullptr};
+  llm::GenerationSchedule::Value schedule_at_start;  // guarded by mu
 
   void Release() {
     std::lock_guard lock(mu);
@@ -192,11 +195,13 @@ class FakeAnswerer : public TurnAnswerer {
                             const std::vector<answer::ChatMessage>&,
                             const AnswerHooks& hooks) override {
     answers_started.fetch_add(1);
+    schedule.store(hooks.schedule);
     std::vector<std::string> sentences;
     {
       std::lock_guard lock(mu);
       turns.emplace_back(turn);
       asr_confidences.push_back(hooks.asr_confidence);
+      if (hooks.schedule != nullptr) schedule_at_start = hooks.schedule->Get();
       sentences = stream_sentences;
     }
     for (const std::string& s : sentences) {
@@ -217,7 +222,7 @@ class FakeAnswerer : public TurnAnswerer {
     a.text = sentences.empty() ? reply : "";
     for (const auto& s : sentences) a.text += (a.text.empty() ? "" : " ") + s;
     a.sentences = sentences.empty() ? std::vector<std::string>{reply} : sentences;
-    a.tier = fallback ? "fallback" : "kb";
+    a.tier = fallback ? TurnTier::kFallback : TurnTier::kKnowledgeBase;
     a.fallback = fallback;
     if (fallback) a.gated = gated;
     a.understood_ms = 0;
@@ -229,7 +234,7 @@ class FakeAnswerer : public TurnAnswerer {
     pins.emplace_back(digits);
     TurnAnswer a;
     a.text = "Thanks, you are verified.";
-    a.tier = "identify";
+    a.tier = TurnTier::kIdentify;
     return a;
   }
   Result<std::optional<TurnAnswer>> Peek(std::string_view partial,
