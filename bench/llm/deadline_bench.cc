@@ -7,9 +7,11 @@
 //
 // The run is made twice on the same model, in alternation over --rounds:
 //   without  every request as the pipeline sent them before: priority 0, no deadline;
-//   with     the call's policy (llm::GenerationSchedule): urgent until the first sentence is
-//            ready, then due when the queued audio ends (the engine lets requests with more than
-//            engine.defer_horizon_ms of slack sit out passes for callers still waiting).
+//   with     the call's policy (llm::GenerationSchedule, set as the call session's PaceModel
+//            does): urgent until the first sentence is ready, then due when the queued audio
+//            ends less the time the last sentence took to arrive (the engine lets requests with
+//            more than llm.engine.defer_horizon_ms of slack sit out passes for callers still
+//            waiting).
 //
 // Reported: first audio (end of the caller's turn -> first sentence complete; the synthesis time,
 // the same in both runs, left out) P50/P90/P99, the ratio with / without, and the gaps (a later
@@ -126,6 +128,7 @@ void Caller(llm::LanguageModel& lm, const Options& o, const std::vector<std::str
     if (deadlines) req.schedule = &schedule;
     TurnResult r;
     Clock::time_point playout_end{};
+    Clock::time_point last_ready = start;
     bool heard = false;
     auto sentence_ready = [&] {
       const Clock::time_point now = Clock::now();
@@ -141,7 +144,10 @@ void Caller(llm::LanguageModel& lm, const Options& o, const std::vector<std::str
         }
         playout_end += sentence_audio;
       }
-      schedule.Playing(playout_end, now);
+      // The call's policy (pipeline/call_session_speak.cc, PaceModel): the next sentence is due
+      // when the queued audio ends, less the time the last one took to arrive.
+      schedule.Playing(playout_end - (now - last_ready), now);
+      last_ready = now;
     };
     auto stats = lm.Generate(req, [&](std::string_view) {
       if (++r.tokens % o.sentence_tokens == 0) sentence_ready();

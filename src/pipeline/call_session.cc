@@ -776,6 +776,7 @@ void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token,
     // Nothing of this answer is heard yet: its model tokens are needed now.
     answer_schedule = std::make_shared<llm::GenerationSchedule>();
     answer_schedule->Waiting(answer_started);
+    answer_paced_at = answer_started;
     schedule = answer_schedule;
   }
   auto self = shared_from_this();

@@ -102,6 +102,7 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // The model's scheduling hints of the answer of `answer_turn`: moved by the speak strand as
   // that turn's audio is sent (urgent until its first sentence plays).
   std::shared_ptr<llm::GenerationSchedule> answer_schedule;
+  MonoTime answer_paced_at{};  // when the answer started, then when its last sentence was sent
   AfterSpeech action = AfterSpeech::kNone;
   std::string action_reason;
   bool action_armed = false;

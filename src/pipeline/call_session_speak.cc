@@ -36,16 +36,22 @@ std::vector<std::string> ChunksOf(tts::SentenceChunkerConfig config, bool first_
 }  // namespace
 
 void CallSession::Core::PaceModel(int idx) {
+  const MonoTime now = clock->Now();
   std::shared_ptr<llm::GenerationSchedule> schedule;
   int64_t ahead_ms = 0;
+  MonoTime previous;
   {
     std::lock_guard lock(mu);
     if (idx < 0 || idx != answer_turn || answer_schedule == nullptr) return;
     schedule = answer_schedule;
-    ahead_ms = play_end_ms - stream_ms.load();
+    ahead_ms = std::max<int64_t>(0, play_end_ms - stream_ms.load());
+    previous = answer_paced_at;
+    answer_paced_at = now;
   }
-  const MonoTime now = clock->Now();
-  schedule->Playing(now + std::chrono::milliseconds(std::max<int64_t>(0, ahead_ms)), now);
+  // The next sentence is due when the queued audio ends, less the time the last one took to
+  // arrive (generation and synthesis on this machine now), so it is ready before the silence.
+  const MonoTime::duration lead = now - previous;
+  schedule->Playing(now + std::chrono::milliseconds(ahead_ms) - lead, now);
 }
 
 void CallSession::Core::Stamp(int idx, double TurnLedger::*field) {
