@@ -171,7 +171,8 @@ Result<std::unique_ptr<AnswerStack>> AnswerStack::Build(const AnswererConfig& co
       IntentTemplate t;
       t.intent = pair.substr(0, eq);
       auto text = FillCompanyPlaceholders(pair.substr(eq + 1), config.company);
-      if (!text.ok()) return text.status().WithContext("answer.intent_templates entry '" + pair + "'");
+      if (!text.ok())
+        return text.status().WithContext("answer.intent_templates entry '" + pair + "'");
       t.text = std::move(*text);
       if (auto it = tool_for_intent.find(t.intent); it != tool_for_intent.end()) t.tool = it->second;
       templates[t.intent] = std::move(t);

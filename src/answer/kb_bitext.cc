@@ -55,20 +55,27 @@ bool PersonalOrAgentVoice(std::string_view sentence) {
 // Tidies what filling placeholders would leave: "our {{website}}" would read "our example dot
 // com", "our {{live_chat}} on the website" "our the live chat on our website on the website".
 std::string Tidy(std::string s) {
-  for (auto [from, to] : {std::pair<std::string_view, std::string_view>{"your {{website}} account",
-                                                                         "your account on {{website}}"},
+  for (auto [from, to] : {std::pair<std::string_view, std::string_view>{
+                              "your {{website}} account", "your account on {{website}}"},
                           {"{{live_chat}} feature on our website", "{{live_chat}}"},
                           {"{{live_chat}} feature on the website", "{{live_chat}}"},
                           {"{{live_chat}} on our website", "{{live_chat}}"},
                           {"{{live_chat}} on the website", "{{live_chat}}"},
-                          {"our {{live_chat}}", "{{live_chat}}"}, {"the {{live_chat}}", "{{live_chat}}"},
+                          {"our {{live_chat}}", "{{live_chat}}"},
+                          {"the {{live_chat}}", "{{live_chat}}"},
                           {"{{website}} website", "{{website}}"},
                           {"{{website}} login page", "the login page of {{website}}"},
-                          {"our {{website}}", "{{website}}"}, {"the {{website}}", "{{website}}"},
-                          {"your {{website}}", "{{website}}"}, {"our our ", "our "},
-                          {"your our ", "our "}, {"the our ", "our "}, {"your your ", "your "},
-                          {"the your ", "your "}, {"the the ", "the "},
-                          {"{{live_chat}} feature", "{{live_chat}}"}, {"  ", " "}}) {
+                          {"our {{website}}", "{{website}}"},
+                          {"the {{website}}", "{{website}}"},
+                          {"your {{website}}", "{{website}}"},
+                          {"our our ", "our "},
+                          {"your our ", "our "},
+                          {"the our ", "our "},
+                          {"your your ", "your "},
+                          {"the your ", "your "},
+                          {"the the ", "the "},
+                          {"{{live_chat}} feature", "{{live_chat}}"},
+                          {"  ", " "}}) {
     for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) {
       s.replace(p, from.size(), to);
     }
@@ -123,7 +130,8 @@ std::vector<std::string> LineSentences(std::string_view line) {
   size_t start = 0;
   for (size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
-    const bool end = (c == '.' || c == '!' || c == '?') && (i + 1 == line.size() || line[i + 1] == ' ');
+    const bool end =
+        (c == '.' || c == '!' || c == '?') && (i + 1 == line.size() || line[i + 1] == ' ');
     if (!end && i + 1 != line.size()) continue;
     std::string_view sentence = Trim(line.substr(start, i + 1 - start));
     start = i + 1;
@@ -149,15 +157,15 @@ std::string CleanStep(std::string_view line) {
     s.push_back(line[i]);
   }
   std::string_view v = Trim(s);
-  if (const size_t colon = v.find(':'); colon != std::string_view::npos && colon < 40 &&
-                                        Words(v.substr(0, colon)).size() <= 5) {
+  if (const size_t colon = v.find(':');
+      colon != std::string_view::npos && colon < 40 && Words(v.substr(0, colon)).size() <= 5) {
     v = Trim(v.substr(colon + 1));
   }
   const std::vector<std::string> sentences = LineSentences(v);
   std::string first = sentences.empty() ? std::string() : sentences[0];
-  for (std::string_view lead : {"Firstly, ", "First, ", "Secondly, ", "Second, ", "Next, ",
-                                "Then, ", "Finally, ", "Lastly, ", "Additionally, ",
-                                "Afterward, ", "Afterwards, "}) {
+  for (std::string_view lead :
+       {"Firstly, ", "First, ", "Secondly, ", "Second, ", "Next, ", "Then, ", "Finally, ",
+        "Lastly, ", "Additionally, ", "Afterward, ", "Afterwards, "}) {
     if (StartsWith(first, lead)) first = first.substr(lead.size());
   }
   if (first.size() > 1 && std::islower(static_cast<unsigned char>(first[0]))) {
@@ -209,7 +217,6 @@ std::string CsvField(std::string_view s) {
 
 struct Candidate {
   std::string text;  // spoken form, company facts as {{key}}, slots as "your order number"
-  std::string template_text;  // the same with entity slots as {slot}
   size_t response = 0;
   double score = 0;
 };
@@ -254,7 +261,8 @@ std::string Purpose(const std::string& intent) {
 std::string CompanyFact(const std::string& intent) {
   static const std::map<std::string, std::string> k = {
       {"delivery_period",
-       "Standard delivery takes {{delivery_time}}, and express delivery {{express_delivery_time}}."},
+       "Standard delivery takes {{delivery_time}}, and express delivery "
+       "{{express_delivery_time}}."},
       {"delivery_options",
        "We deliver by standard delivery in {{delivery_time}} or express delivery in "
        "{{express_delivery_time}}."},
@@ -319,19 +327,23 @@ namespace {
 std::string SpeakableInstruction(std::string_view sentence) {
   sentence = Trim(sentence);
   if (sentence.size() < 15 || sentence.back() != '.') return "";
-  if (sentence.find('"') != std::string_view::npos || sentence.find('[') != std::string_view::npos ||
-      sentence.find(':') != std::string_view::npos || sentence.find('(') != std::string_view::npos) {
+  if (sentence.find('"') != std::string_view::npos ||
+      sentence.find('[') != std::string_view::npos ||
+      sentence.find(':') != std::string_view::npos ||
+      sentence.find('(') != std::string_view::npos) {
     return "";
   }
   bool content_placeholder = false;
   MapPlaceholders(sentence, [&](std::string_view p) {
-    if (CompanyKeyOf(p).empty() && Words(p).size() >= 3 && p.find("Anonymized") == std::string_view::npos) {
+    if (CompanyKeyOf(p).empty() && Words(p).size() >= 3 &&
+        p.find("Anonymized") == std::string_view::npos) {
       content_placeholder = true;
     }
     return std::string();
   });
   if (content_placeholder) return "";
-  if (PersonalOrAgentVoice(MapPlaceholders(sentence, [](std::string_view) { return std::string("x"); }))) {
+  if (PersonalOrAgentVoice(
+          MapPlaceholders(sentence, [](std::string_view) { return std::string("x"); }))) {
     return "";
   }
   std::string spoken = Tidy(MapPlaceholders(sentence, PlaceholderSpoken));
@@ -402,7 +414,8 @@ Result<std::vector<Article>> DeriveBitextArticles(std::string_view csv_text,
     auto typicality = [&](const std::string& spoken) {
       double sum = 0;
       int n = 0;
-      for (auto& w : Words(MapPlaceholders(spoken, [](std::string_view) { return std::string(); }))) {
+      for (auto& w :
+           Words(MapPlaceholders(spoken, [](std::string_view) { return std::string(); }))) {
         if (StopWords().count(w)) continue;
         sum += static_cast<double>(df[w]) / static_cast<double>(d.responses.size());
         ++n;
@@ -428,7 +441,7 @@ Result<std::vector<Article>> DeriveBitextArticles(std::string_view csv_text,
       for (const auto& w : intent_words) bonus += words.count(w) ? 0.3 : 0.0;
       if (spoken.find("{{") != std::string::npos) bonus += 0.2;  // names the number, the site
       bonus -= 0.005 * WordCount(spoken);                        // shorter is easier to follow
-      candidates.push_back(Candidate{std::move(spoken), "", response, typical + bonus});
+      candidates.push_back(Candidate{std::move(spoken), response, typical + bonus});
     };
     for (size_t ri = 0; ri < d.responses.size(); ++ri) {
       const ParsedResponse parsed = ParseResponse(d.responses[ri]);
@@ -444,8 +457,8 @@ Result<std::vector<Article>> DeriveBitextArticles(std::string_view csv_text,
           steps.push_back(SpeakableInstruction(parsed.steps[i]));
         }
         if (!steps[0].empty()) {
-          std::string first = StartsWith(steps[0], "To ") ? steps[0]
-                                                          : purpose + ", " + LowerFirst(steps[0]);
+          std::string first =
+              StartsWith(steps[0], "To ") ? steps[0] : purpose + ", " + LowerFirst(steps[0]);
           if (!steps[1].empty() && !StartsWith(steps[1], "To ")) {
             consider(first + " Then " + LowerFirst(steps[1]), ri, 0.3);
           }

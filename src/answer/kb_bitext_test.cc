@@ -2,12 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include "answer/kb_lint.h"
-#include "answer/postprocess.h"
-
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "answer/kb_lint.h"
+#include "answer/postprocess.h"
 
 namespace hotline::answer {
 namespace {

@@ -83,8 +83,9 @@ Status CompanyConfig::Validate() const {
   copy.Visit(values);
   for (const auto& [key, value] : values.values) {
     if (value.empty()) {
-      return InvalidArgumentError(key + " is empty; every company fact is spoken in answers: "
-                                        "give it a value");
+      return InvalidArgumentError(key +
+                                  " is empty; every company fact is spoken in answers: "
+                                  "give it a value");
     }
     if (value.size() > 200) return InvalidArgumentError(key + " is longer than 200 characters");
     if (value.find("{{") != std::string::npos || value.find("}}") != std::string::npos) {

@@ -48,11 +48,15 @@ struct CompanyConfig {
     v.Field("email", email, "Support e-mail, as spoken: 'help at example dot com' ({{email}})");
     v.Field("hours", hours, "Opening hours of the phone line, a phrase ({{hours}})");
     v.Field("live_chat", live_chat, "Where the live chat is ({{live_chat}})");
-    v.Field("refund_window", refund_window, "How long after delivery a refund can be asked ({{refund_window}})");
-    v.Field("refund_time", refund_time, "How long an approved refund takes to arrive ({{refund_time}})");
+    v.Field("refund_window", refund_window,
+            "How long after delivery a refund can be asked ({{refund_window}})");
+    v.Field("refund_time", refund_time,
+            "How long an approved refund takes to arrive ({{refund_time}})");
     v.Field("delivery_time", delivery_time, "Standard delivery time ({{delivery_time}})");
-    v.Field("express_delivery_time", express_delivery_time, "Express delivery time ({{express_delivery_time}})");
-    v.Field("cancellation_window", cancellation_window, "Until when an order can be cancelled ({{cancellation_window}})");
+    v.Field("express_delivery_time", express_delivery_time,
+            "Express delivery time ({{express_delivery_time}})");
+    v.Field("cancellation_window", cancellation_window,
+            "Until when an order can be cancelled ({{cancellation_window}})");
   }
   Status Validate() const;
 };

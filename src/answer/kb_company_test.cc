@@ -37,8 +37,9 @@ TEST(KbCompany, FillsKnownPlaceholdersAndRefusesUnknownOnes) {
 
 TEST(KbCompany, RunTimeDropsTheSentenceWithAHole) {
   CompanyConfig c;
-  EXPECT_EQ(DropUnfilledPlaceholders("Open Orders. See {{Refund Policy Details}}. Call {{phone}}.", c),
-            "Open Orders. Call " + c.phone + ".");
+  EXPECT_EQ(
+      DropUnfilledPlaceholders("Open Orders. See {{Refund Policy Details}}. Call {{phone}}.", c),
+      "Open Orders. Call " + c.phone + ".");
   EXPECT_EQ(DropUnfilledPlaceholders("See {{Nothing}}.", c), "");
   EXPECT_EQ(DropUnfilledPlaceholders("No placeholder {here}.", c), "No placeholder {here}.");
 }

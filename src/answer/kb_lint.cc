@@ -38,39 +38,40 @@ std::vector<std::string> LowerWords(std::string_view s) {
 // Verbs (and their usual forms) that ask the caller to do something.
 const std::set<std::string>& ActionWords() {
   static const std::set<std::string> k = {
-      "visit",     "go",        "log",       "login",      "logging",    "sign",     "signing",
-      "click",     "tap",       "press",     "open",       "select",     "choose",   "navigate",
-      "call",      "contact",   "reach",     "email",      "enter",      "fill",     "use",
-      "send",      "reply",     "follow",    "look",       "find",       "submit",   "type",
-      "download",  "print",     "request",   "return",     "arrive",     "arrives",  "takes",
-      "take",      "receive",   "expect",    "subscribe",  "unsubscribe", "create",  "delete",
-      "edit",      "add",       "remove",    "track",      "ask",        "write",    "leave",
-      "cancel",    "change",    "update",    "check",      "pay",        "choose",   "opt",
-      "ships",     "ship",      "reaches",   "reach",      "speak",      "talk",     "dial",
-      "available", "refunded",  "delivered", "processed",  "sent",       "accept",   "accepts"};
+      "visit",     "go",       "log",       "login",     "logging",     "sign",    "signing",
+      "click",     "tap",      "press",     "open",      "select",      "choose",  "navigate",
+      "call",      "contact",  "reach",     "email",     "enter",       "fill",    "use",
+      "send",      "reply",    "follow",    "look",      "find",        "submit",  "type",
+      "download",  "print",    "request",   "return",    "arrive",      "arrives", "takes",
+      "take",      "receive",  "expect",    "subscribe", "unsubscribe", "create",  "delete",
+      "edit",      "add",      "remove",    "track",     "ask",         "write",   "leave",
+      "cancel",    "change",   "update",    "check",     "pay",         "choose",  "opt",
+      "ships",     "ship",     "reaches",   "reach",     "speak",       "talk",    "dial",
+      "available", "refunded", "delivered", "processed", "sent",        "accept",  "accepts"};
   return k;
 }
 
 // Where to act: places, channels, screens.
 const std::set<std::string>& WhereWords() {
   static const std::set<std::string> k = {
-      "website", "site",    "app",      "page",    "section", "tab",    "menu",     "button",
-      "link",    "form",    "settings", "account", "profile", "chat",   "phone",    "line",
-      "email",   "inbox",   "portal",   "history", "checkout", "cart",  "dashboard", "number",
-      "agent",   "store",   "option",   "options", "field",   "basket", "card",     "paypal"};
+      "website", "site",  "app",      "page",    "section",  "tab",    "menu",      "button",
+      "link",    "form",  "settings", "account", "profile",  "chat",   "phone",     "line",
+      "email",   "inbox", "portal",   "history", "checkout", "cart",   "dashboard", "number",
+      "agent",   "store", "option",   "options", "field",    "basket", "card",      "paypal"};
   return k;
 }
 
 // How long: a duration unit after a number.
 const std::set<std::string>& DurationWords() {
-  static const std::set<std::string> k = {"day",  "days",  "hour",   "hours",  "week",
+  static const std::set<std::string> k = {"day",   "days",   "hour",    "hours", "week",
                                           "weeks", "minute", "minutes", "month", "months"};
   return k;
 }
 
 bool IsNumberWord(const std::string& w) {
-  static const std::set<std::string> k = {"one", "two", "three", "four", "five", "six", "seven",
-                                          "eight", "nine", "ten", "fourteen", "thirty", "a", "few"};
+  static const std::set<std::string> k = {"one",      "two",    "three", "four", "five",
+                                          "six",      "seven",  "eight", "nine", "ten",
+                                          "fourteen", "thirty", "a",     "few"};
   if (k.count(w)) return true;
   for (char c : w) {
     if (!std::isdigit(static_cast<unsigned char>(c))) return false;
@@ -79,27 +80,80 @@ bool IsNumberWord(const std::string& w) {
 }
 
 const std::vector<std::string_view>& StockPhrases() {
-  static const std::vector<std::string_view> k = {
-      "i understand", "i'm here", "i am here", "thank you", "thanks", "we appreciate",
-      "i apologize", "i'm sorry", "i am sorry", "we apologize", "we're sorry", "certainly",
-      "of course", "absolutely", "rest assured", "i'm glad", "i'm delighted", "great",
-      "no worries", "no problem", "sure", "let me", "allow me", "i'd be", "i would be", "i hope",
-      "if you have any", "should you have", "feel free", "we value", "your feedback",
-      "i completely", "happy to", "we're here", "we are here", "please let me know",
-      "is there anything", "you are not alone", "you're not alone", "we understand",
-      "we are committed", "we're committed", "our team is here", "our team is available",
-      "our team will", "our support team is", "our support team will",
-      "our customer support team is", "our dedicated", "our knowledgeable", "our records",
-      "our system will", "we'll work together", "we will work together", "hello", "hi ",
-      "welcome", "oh no", "wow", "please don't hesitate", "don't hesitate", "we're thrilled",
-      "we're delighted", "it's important", "not to worry", "updating your", "we offer seamless"};
+  static const std::vector<std::string_view> k = {"i understand",
+                                                  "i'm here",
+                                                  "i am here",
+                                                  "thank you",
+                                                  "thanks",
+                                                  "we appreciate",
+                                                  "i apologize",
+                                                  "i'm sorry",
+                                                  "i am sorry",
+                                                  "we apologize",
+                                                  "we're sorry",
+                                                  "certainly",
+                                                  "of course",
+                                                  "absolutely",
+                                                  "rest assured",
+                                                  "i'm glad",
+                                                  "i'm delighted",
+                                                  "great",
+                                                  "no worries",
+                                                  "no problem",
+                                                  "sure",
+                                                  "let me",
+                                                  "allow me",
+                                                  "i'd be",
+                                                  "i would be",
+                                                  "i hope",
+                                                  "if you have any",
+                                                  "should you have",
+                                                  "feel free",
+                                                  "we value",
+                                                  "your feedback",
+                                                  "i completely",
+                                                  "happy to",
+                                                  "we're here",
+                                                  "we are here",
+                                                  "please let me know",
+                                                  "is there anything",
+                                                  "you are not alone",
+                                                  "you're not alone",
+                                                  "we understand",
+                                                  "we are committed",
+                                                  "we're committed",
+                                                  "our team is here",
+                                                  "our team is available",
+                                                  "our team will",
+                                                  "our support team is",
+                                                  "our support team will",
+                                                  "our customer support team is",
+                                                  "our dedicated",
+                                                  "our knowledgeable",
+                                                  "our records",
+                                                  "our system will",
+                                                  "we'll work together",
+                                                  "we will work together",
+                                                  "hello",
+                                                  "hi ",
+                                                  "welcome",
+                                                  "oh no",
+                                                  "wow",
+                                                  "please don't hesitate",
+                                                  "don't hesitate",
+                                                  "we're thrilled",
+                                                  "we're delighted",
+                                                  "it's important",
+                                                  "not to worry",
+                                                  "updating your",
+                                                  "we offer seamless"};
   return k;
 }
 
 // Inline markup and symbols; returns {kind, what} of the first found.
 bool FindMarkup(std::string_view text, std::string& what) {
-  static const std::vector<std::string_view> k = {"**", "__", "`", "](", "<b>", "<i>", "<br",
-                                                  "<p>", "</", "<a ", "&nbsp;", "&amp;"};
+  static const std::vector<std::string_view> k = {"**",  "__",  "`",  "](",  "<b>",    "<i>",
+                                                  "<br", "<p>", "</", "<a ", "&nbsp;", "&amp;"};
   for (auto m : k) {
     if (text.find(m) != std::string_view::npos) {
       what = std::string(m);
@@ -111,8 +165,9 @@ bool FindMarkup(std::string_view text, std::string& what) {
     return true;
   }
   for (const std::string& sentence : SplitSentences(text)) {
-    if (sentence.size() >= 2 && (sentence[0] == '#' || ((sentence[0] == '-' || sentence[0] == '*') &&
-                                                        sentence[1] == ' '))) {
+    if (sentence.size() >= 2 &&
+        (sentence[0] == '#' ||
+         ((sentence[0] == '-' || sentence[0] == '*') && sentence[1] == ' '))) {
       what = "a heading or list marker";
       return true;
     }
@@ -173,11 +228,16 @@ bool IsEntitySlotName(std::string_view slot) {
 
 std::string_view LintKindName(LintKind kind) {
   switch (kind) {
-    case LintKind::kPlaceholder: return "placeholder";
-    case LintKind::kFiller: return "filler";
-    case LintKind::kLongSentence: return "long-sentence";
-    case LintKind::kMarkup: return "markup";
-    case LintKind::kUnspeakable: return "unspeakable";
+    case LintKind::kPlaceholder:
+      return "placeholder";
+    case LintKind::kFiller:
+      return "filler";
+    case LintKind::kLongSentence:
+      return "long-sentence";
+    case LintKind::kMarkup:
+      return "markup";
+    case LintKind::kUnspeakable:
+      return "unspeakable";
   }
   return "unknown";
 }
@@ -283,8 +343,8 @@ std::vector<LintIssue> LintArticleText(std::string_view id, std::string_view bod
   const int words = WordCount(sentences[0]);
   if (words > kMaxFirstSentenceWords) {
     issue(LintKind::kLongSentence, "first sentence has " + std::to_string(words) +
-                                       " words (at most " +
-                                       std::to_string(kMaxFirstSentenceWords) + ")");
+                                       " words (at most " + std::to_string(kMaxFirstSentenceWords) +
+                                       ")");
   }
   std::string what;
   if (FindMarkup(text, what)) issue(LintKind::kMarkup, "body holds markup: " + what);

@@ -94,7 +94,8 @@ TEST(KbLint, CatchesMarkup) {
 TEST(KbLint, CatchesUnspeakableTokens) {
   EXPECT_TRUE(Has(Lint("Log in at https://shop.example/orders and open the page."),
                   LintKind::kUnspeakable));
-  EXPECT_TRUE(Has(Lint("Write to help@example.com or call the phone line."), LintKind::kUnspeakable));
+  EXPECT_TRUE(
+      Has(Lint("Write to help@example.com or call the phone line."), LintKind::kUnspeakable));
   EXPECT_TRUE(Has(Lint("Open Orders | Cancel on the website."), LintKind::kUnspeakable));
   EXPECT_TRUE(Has(Lint("Open the page on the website, e.g. Orders."), LintKind::kUnspeakable));
   EXPECT_TRUE(Has(Lint("Open the page on the website \xf0\x9f\x98\x8a."), LintKind::kUnspeakable));

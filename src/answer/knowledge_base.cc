@@ -273,7 +273,8 @@ Status KnowledgeBase::FillCompanyFacts(Article& a) const {
                              {&a.answer_template, "template"}}) {
     if (field->find("{{") == std::string::npos && field->find("}}") == std::string::npos) continue;
     auto filled = FillCompanyPlaceholders(*field, company_);
-    if (!filled.ok()) return filled.status().WithContext(std::string("article '") + a.id + "' " + name);
+    if (!filled.ok())
+      return filled.status().WithContext(std::string("article '") + a.id + "' " + name);
     *field = std::move(*filled);
   }
   return Status::Ok();

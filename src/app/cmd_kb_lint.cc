@@ -54,8 +54,8 @@ int RunKbLint(std::span<const std::string> argv) {
   return 0;
 }
 
-const CommandRegistrar kKbLint({"kb lint", "flag knowledge-base answers unfit to be spoken",
-                                kUsage, RunKbLint});
+const CommandRegistrar kKbLint({"kb lint", "flag knowledge-base answers unfit to be spoken", kUsage,
+                                RunKbLint});
 
 }  // namespace
 }  // namespace hotline::cli

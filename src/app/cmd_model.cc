@@ -56,7 +56,8 @@ class ProgressBar {
     std::string line;
     if (total > 0) {
       const int width = 30;
-      const int filled = static_cast<int>(width * static_cast<double>(done) / static_cast<double>(total));
+      const int filled =
+          static_cast<int>(width * static_cast<double>(done) / static_cast<double>(total));
       line = "[" + std::string(filled, '#') + std::string(width - filled, ' ') + "] ";
       char pct[16];
       std::snprintf(pct, sizeof pct, "%3d%%  ", static_cast<int>(100.0 * done / total));
@@ -133,15 +134,18 @@ int RunModelPull(std::span<const std::string> argv) {
     }
   } else {
     std::string names;
-    for (const auto& p : engine::ModelPresets()) names += (names.empty() ? "" : ", ") + std::string(p.name);
+    for (const auto& p : engine::ModelPresets())
+      names += (names.empty() ? "" : ", ") + std::string(p.name);
     return Fail(NotFoundError("no preset named '" + what + "' (presets: " + names +
                               "); or give an http:// URL"));
   }
   if (sha) expected_sha = *sha;
   if (url.rfind("https://", 0) == 0) {
     return Fail(UnimplementedError(
-        url + ": https:// is not supported by the built-in HTTP client (no TLS); download it with "
-              "`curl -L -C - -o " + (fs::path(dir) / file_name).string() + " " + url +
+        url +
+        ": https:// is not supported by the built-in HTTP client (no TLS); download it with "
+        "`curl -L -C - -o " +
+        (fs::path(dir) / file_name).string() + " " + url +
         "`, then check it with `hotline model list --dir " + dir + "`"));
   }
   std::error_code ec;
@@ -163,9 +167,10 @@ int RunModelPull(std::span<const std::string> argv) {
     return 0;
   }
   std::cout << "saved " << path << " (" << Mib(static_cast<double>(r->bytes)) << ")"
-            << (r->resumed_from > 0 ? ", resumed from " + Mib(static_cast<double>(r->resumed_from)) : "")
-            << "\nSHA-256 " << r->sha256 << (expected_sha.empty() ? " (no checksum to check against)" : " (checked)")
-            << "\n";
+            << (r->resumed_from > 0 ? ", resumed from " + Mib(static_cast<double>(r->resumed_from))
+                                    : "")
+            << "\nSHA-256 " << r->sha256
+            << (expected_sha.empty() ? " (no checksum to check against)" : " (checked)") << "\n";
   if (preset) {
     std::cout << "use it: hotline serve --config " << preset->config_file
               << " --set llm.engine.model_path=" << path << "\n";
@@ -192,15 +197,16 @@ int RunModelList(std::span<const std::string> argv) {
       if (!e.is_regular_file()) continue;
       const std::string n = e.path().filename().string();
       if (e.path().extension() == ".gguf") files.push_back(e.path());
-      if (n.size() > 10 && n.compare(n.size() - 10, 10, ".gguf.part") == 0) parts.push_back(e.path());
+      if (n.size() > 10 && n.compare(n.size() - 10, 10, ".gguf.part") == 0)
+        parts.push_back(e.path());
     }
   }
   std::sort(files.begin(), files.end());
   std::sort(parts.begin(), parts.end());
   for (const fs::path& p : files) {
     ++installed;
-    std::string line = "  " + p.filename().string() + "  " +
-                       Mib(static_cast<double>(fs::file_size(p, ec)));
+    std::string line =
+        "  " + p.filename().string() + "  " + Mib(static_cast<double>(fs::file_size(p, ec)));
     auto f = engine::GgufFile::Open(p.string());
     if (!f.ok()) {
       line += "  NOT A VALID GGUF FILE: " + f.status().message();
@@ -216,23 +222,25 @@ int RunModelList(std::span<const std::string> argv) {
       if (ftype.ok() && *ftype >= 0) line += "  file_type " + std::to_string(*ftype);
     }
     for (const auto& preset : engine::ModelPresets()) {
-      if (preset.file_name == p.filename().string()) line += "  (preset " + std::string(preset.name) + ")";
+      if (preset.file_name == p.filename().string())
+        line += "  (preset " + std::string(preset.name) + ")";
     }
     std::cout << line << "\n";
   }
   for (const fs::path& p : parts) {
-    std::cout << "  " << p.filename().string() << "  " << Mib(static_cast<double>(fs::file_size(p, ec)))
+    std::cout << "  " << p.filename().string() << "  "
+              << Mib(static_cast<double>(fs::file_size(p, ec)))
               << "  unfinished: `hotline model pull` again resumes it\n";
   }
   if (installed == 0) std::cout << "  (none)\n";
   std::cout << "\npresets (hotline model pull NAME):\n";
   for (const auto& p : engine::ModelPresets()) {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "  %-13s %-22s %-6s %5.2f GiB  %-7s prompt %d, answer %d tokens  %s\n",
-                  std::string(p.name).c_str(), std::string(p.display_name).c_str(),
-                  std::string(p.quantization).c_str(), p.file_gib,
-                  std::string(p.chat_format).c_str(), p.prompt_tokens, p.answer_tokens,
-                  std::string(p.config_file).c_str());
+    std::snprintf(
+        buf, sizeof buf, "  %-13s %-22s %-6s %5.2f GiB  %-7s prompt %d, answer %d tokens  %s\n",
+        std::string(p.name).c_str(), std::string(p.display_name).c_str(),
+        std::string(p.quantization).c_str(), p.file_gib, std::string(p.chat_format).c_str(),
+        p.prompt_tokens, p.answer_tokens, std::string(p.config_file).c_str());
     std::cout << buf;
   }
   return 0;

@@ -1,8 +1,7 @@
 #include "engine/model.h"
 
-#include <set>
-
 #include <cmath>
+#include <set>
 #include <string>
 
 #include "engine/quant.h"
@@ -227,17 +226,19 @@ Result<std::unique_ptr<Model>> Model::Load(std::shared_ptr<const GgufFile> file)
                                    "rope_freqs.weight"};
     for (int i = 0; i < hp.n_layer; ++i) {
       const std::string b = "blk." + std::to_string(i) + ".";
-      for (const char* n : {"attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
-                            "attn_output.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias",
-                            "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight",
-                            "ffn_down.weight"}) {
+      for (const char* n :
+           {"attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
+            "attn_output.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias", "ffn_norm.weight",
+            "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight"}) {
         known.insert(b + n);
       }
     }
     for (const GgufTensorInfo& t : f.tensors()) {
       if (!known.count(t.name)) {
-        return UnimplementedError(f.name() + ": tensor '" + t.name + "' is not understood by this "
-                                  "engine for architecture '" + hp.arch_name +
+        return UnimplementedError(f.name() + ": tensor '" + t.name +
+                                  "' is not understood by this "
+                                  "engine for architecture '" +
+                                  hp.arch_name +
                                   "'; refusing to run the model with part of it ignored");
       }
     }

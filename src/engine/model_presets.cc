@@ -17,15 +17,15 @@ constexpr std::array<ModelPreset, 7> kPresets = {{
      "https://huggingface.co/HuggingFaceTB/SmolLM2-360M-Instruct-GGUF/resolve/main/"
      "smollm2-360m-instruct-q8_0.gguf",
      "smollm2-360m-instruct-q8_0.gguf", "Q8_0",
-     "small enough that 8-bit weights cost little; 4-bit hurts a model this size most",
-     "chatml", "<|im_end|>,<|endoftext|>", "", 0.36, 0.36, 8192, 600, 60, 3,
+     "small enough that 8-bit weights cost little; 4-bit hurts a model this size most", "chatml",
+     "<|im_end|>,<|endoftext|>", "", 0.36, 0.36, 8192, 600, 60, 3,
      "config/models/smollm2-360m.yaml"},
     {"qwen2.5-0.5b", "Qwen2.5 0.5B Instruct", "qwen2",
      "https://huggingface.co/bartowski/Qwen2.5-0.5B-Instruct-GGUF/resolve/main/"
      "Qwen2.5-0.5B-Instruct-Q8_0.gguf",
      "Qwen2.5-0.5B-Instruct-Q8_0.gguf", "Q8_0",
-     "small enough that 8-bit weights cost little; 4-bit hurts a model this size most",
-     "chatml", "<|im_end|>,<|endoftext|>", "", 0.49, 0.49, 32768, 600, 60, 3,
+     "small enough that 8-bit weights cost little; 4-bit hurts a model this size most", "chatml",
+     "<|im_end|>,<|endoftext|>", "", 0.49, 0.49, 32768, 600, 60, 3,
      "config/models/qwen2.5-0.5b.yaml"},
     {"llama3.2-1b", "Llama 3.2 1B Instruct", "llama",
      "https://huggingface.co/bartowski/Llama-3.2-1B-Instruct-GGUF/resolve/main/"

@@ -18,23 +18,23 @@
 namespace hotline::engine {
 
 struct ModelPreset {
-  std::string_view name;           // "qwen2.5-0.5b": what `hotline model pull` takes
-  std::string_view display_name;   // "Qwen2.5 0.5B Instruct"
-  std::string_view architecture;   // GGUF general.architecture: "qwen2", "llama"
-  std::string_view url;            // the GGUF file (https://huggingface.co/<repo>/resolve/main/<file>)
-  std::string_view file_name;      // local file name under the models folder
-  std::string_view quantization;   // "Q8_0", "Q4_K_M"
+  std::string_view name;          // "qwen2.5-0.5b": what `hotline model pull` takes
+  std::string_view display_name;  // "Qwen2.5 0.5B Instruct"
+  std::string_view architecture;  // GGUF general.architecture: "qwen2", "llama"
+  std::string_view url;        // the GGUF file (https://huggingface.co/<repo>/resolve/main/<file>)
+  std::string_view file_name;  // local file name under the models folder
+  std::string_view quantization;  // "Q8_0", "Q4_K_M"
   std::string_view quantization_why;
-  std::string_view chat_format;    // engine ChatFormat name: "chatml", "llama3"
-  std::string_view stop_tokens;    // comma-separated end-of-turn tokens
-  std::string_view sha256;         // lower-case hex; "" = unknown
+  std::string_view chat_format;  // engine ChatFormat name: "chatml", "llama3"
+  std::string_view stop_tokens;  // comma-separated end-of-turn tokens
+  std::string_view sha256;       // lower-case hex; "" = unknown
   double parameters_billion = 0;
-  double file_gib = 0;             // approximate download size
-  int context_tokens = 0;          // the model's trained context
-  int prompt_tokens = 600;         // Hotline's prompt budget on a call
-  int answer_tokens = 60;          // tokens generated at most per answer
-  int passages = 3;                // knowledge-base passages in the prompt
-  std::string_view config_file;    // the ready configuration under config/
+  double file_gib = 0;           // approximate download size
+  int context_tokens = 0;        // the model's trained context
+  int prompt_tokens = 600;       // Hotline's prompt budget on a call
+  int answer_tokens = 60;        // tokens generated at most per answer
+  int passages = 3;              // knowledge-base passages in the prompt
+  std::string_view config_file;  // the ready configuration under config/
 };
 
 // Every preset, smallest first.

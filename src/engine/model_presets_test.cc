@@ -31,11 +31,15 @@ TEST(ModelPresets, EveryPresetIsComplete) {
     EXPECT_EQ(p.prompt_tokens, 600) << p.name;
     EXPECT_EQ(p.answer_tokens, 60) << p.name;
     // The ready configuration exists and points at the preset's file and chat format.
-    const std::string config = ReadFile(std::string(HOTLINE_SOURCE_DIR) + "/" + std::string(p.config_file));
+    const std::string config =
+        ReadFile(std::string(HOTLINE_SOURCE_DIR) + "/" + std::string(p.config_file));
     ASSERT_FALSE(config.empty()) << p.config_file;
-    EXPECT_NE(config.find("model_path: models/" + std::string(p.file_name)), std::string::npos) << p.name;
-    EXPECT_NE(config.find("chat_template: " + std::string(p.chat_format)), std::string::npos) << p.name;
-    EXPECT_NE(config.find("hotline model pull " + std::string(p.name)), std::string::npos) << p.name;
+    EXPECT_NE(config.find("model_path: models/" + std::string(p.file_name)), std::string::npos)
+        << p.name;
+    EXPECT_NE(config.find("chat_template: " + std::string(p.chat_format)), std::string::npos)
+        << p.name;
+    EXPECT_NE(config.find("hotline model pull " + std::string(p.name)), std::string::npos)
+        << p.name;
   }
   for (std::string_view want : {"qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b", "llama3.2-1b",
                                 "llama3.2-3b", "smollm2-360m", "smollm2-1.7b"}) {

@@ -296,10 +296,10 @@ TEST(Model, EachArchitectureLayoutMatchesTheDoubleReference) {
     const char* arch;
     bool bias, tied, rope_freqs;
   };
-  for (const Case& c : {Case{"llama2", "llama", false, false, false},
-                        Case{"llama3.2", "llama", false, true, true},
-                        Case{"qwen2-tied", "qwen2", true, true, false},
-                        Case{"qwen2-untied", "qwen2", true, false, false}}) {
+  for (const Case& c :
+       {Case{"llama2", "llama", false, false, false}, Case{"llama3.2", "llama", false, true, true},
+        Case{"qwen2-tied", "qwen2", true, true, false},
+        Case{"qwen2-untied", "qwen2", true, false, false}}) {
     Spec s;
     s.arch = c.arch;
     s.bias = c.bias;
@@ -362,15 +362,16 @@ TEST(Model, UnknownTensorsAndKeysAreErrorsAtLoad) {
   auto extra = rewrite([](GgufWriter& w) {
     const int64_t dims[] = {64};
     EXPECT_TRUE(w.AddTensor("blk.0.attn_q_norm.weight", GgmlType::F32, dims,
-                            std::vector<uint8_t>(64 * 4, 0)).ok());
+                            std::vector<uint8_t>(64 * 4, 0))
+                    .ok());
   });
   ASSERT_FALSE(extra.ok());
   EXPECT_NE(extra.status().message().find("blk.0.attn_q_norm.weight"), std::string::npos)
       << extra.status();
   auto short_factors = rewrite([](GgufWriter& w) {
     const int64_t dims[] = {3};
-    EXPECT_TRUE(w.AddTensor("rope_freqs.weight", GgmlType::F32, dims,
-                            std::vector<uint8_t>(3 * 4, 0)).ok());
+    EXPECT_TRUE(
+        w.AddTensor("rope_freqs.weight", GgmlType::F32, dims, std::vector<uint8_t>(3 * 4, 0)).ok());
   });
   ASSERT_FALSE(short_factors.ok());
   EXPECT_NE(short_factors.status().message().find("rope_freqs.weight"), std::string::npos);

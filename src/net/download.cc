@@ -76,9 +76,10 @@ Status CheckFreeSpace(const std::string& path, int64_t needed, int64_t margin) {
   }
   const int64_t free_bytes = static_cast<int64_t>(st.f_bavail) * static_cast<int64_t>(st.f_frsize);
   if (needed + margin > free_bytes) {
-    return ResourceExhaustedError("not enough disk space in " + dir.string() + ": the download needs " +
-                                  Mib(needed) + " more (plus " + Mib(margin) + " to spare), " +
-                                  Mib(free_bytes) + " are free; free some space or use --dir");
+    return ResourceExhaustedError("not enough disk space in " + dir.string() +
+                                  ": the download needs " + Mib(needed) + " more (plus " +
+                                  Mib(margin) + " to spare), " + Mib(free_bytes) +
+                                  " are free; free some space or use --dir");
   }
   return Status::Ok();
 }
@@ -141,8 +142,8 @@ Result<DownloadResult> DownloadFile(const std::string& url, const std::string& p
     HttpRequest req = HttpRequest::Get(current_url);
     if (offset > 0) req.headers.push_back({"Range", "bytes=" + std::to_string(offset) + "-"});
     std::string location;
-    int64_t total = -1;     // the whole file's size as announced
-    int64_t written = 0;    // body bytes written in this exchange
+    int64_t total = -1;   // the whole file's size as announced
+    int64_t written = 0;  // body bytes written in this exchange
     int64_t body_expected = -1;
     bool complete_already = false;
     std::ofstream out;
@@ -236,10 +237,10 @@ Result<DownloadResult> DownloadFile(const std::string& url, const std::string& p
       if (st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kDeadlineExceeded ||
           st.code() == StatusCode::kCancelled ||
           (st.code() == StatusCode::kDataLoss && body_expected >= 0 && written < body_expected)) {
-        return Status(st.code(), st.message() + "; download interrupted at " + std::to_string(have) +
-                                     (total >= 0 ? " of " + std::to_string(total) : "") +
-                                     " bytes (kept in " + part +
-                                     "): run the same command again to resume");
+        return Status(st.code(),
+                      st.message() + "; download interrupted at " + std::to_string(have) +
+                          (total >= 0 ? " of " + std::to_string(total) : "") + " bytes (kept in " +
+                          part + "): run the same command again to resume");
       }
       return st;
     }

@@ -53,9 +53,9 @@ struct DownloadOptions {
 };
 
 struct DownloadResult {
-  int64_t bytes = 0;           // size of the file at PATH
-  std::string sha256;          // lower-case hex of the whole file
-  int64_t resumed_from = 0;    // bytes that were already in PATH.part (0: fresh)
+  int64_t bytes = 0;             // size of the file at PATH
+  std::string sha256;            // lower-case hex of the whole file
+  int64_t resumed_from = 0;      // bytes that were already in PATH.part (0: fresh)
   bool already_present = false;  // PATH existed with the expected size and checksum: no transfer
 };
 

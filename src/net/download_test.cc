@@ -54,13 +54,14 @@ void ServeRanges(const std::string& file, const LoopbackRequest& req, LoopbackRe
     const size_t from = std::stoul(range.substr(6));
     if (from >= file.size()) {
       r.WriteRaw("HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */" +
-                 std::to_string(file.size()) + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                 std::to_string(file.size()) +
+                 "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
       return;
     }
-    r.WriteRaw("HTTP/1.1 206 Partial Content\r\nContent-Length: " +
-               std::to_string(file.size() - from) + "\r\nContent-Range: bytes " +
-               std::to_string(from) + "-" + std::to_string(file.size() - 1) + "/" +
-               std::to_string(file.size()) + "\r\nConnection: close\r\n\r\n" + file.substr(from));
+    r.WriteRaw(
+        "HTTP/1.1 206 Partial Content\r\nContent-Length: " + std::to_string(file.size() - from) +
+        "\r\nContent-Range: bytes " + std::to_string(from) + "-" + std::to_string(file.size() - 1) +
+        "/" + std::to_string(file.size()) + "\r\nConnection: close\r\n\r\n" + file.substr(from));
     return;
   }
   r.Send(200, "application/octet-stream", file);

@@ -32,10 +32,10 @@ void ServeRanges(const std::string& file, const LoopbackRequest& req, LoopbackRe
   const std::string range = req.Header("Range");
   if (range.rfind("bytes=", 0) == 0) {
     const size_t from = std::stoul(range.substr(6));
-    r.WriteRaw("HTTP/1.1 206 Partial Content\r\nContent-Length: " +
-               std::to_string(file.size() - from) + "\r\nContent-Range: bytes " +
-               std::to_string(from) + "-" + std::to_string(file.size() - 1) + "/" +
-               std::to_string(file.size()) + "\r\nConnection: close\r\n\r\n" + file.substr(from));
+    r.WriteRaw(
+        "HTTP/1.1 206 Partial Content\r\nContent-Length: " + std::to_string(file.size() - from) +
+        "\r\nContent-Range: bytes " + std::to_string(from) + "-" + std::to_string(file.size() - 1) +
+        "/" + std::to_string(file.size()) + "\r\nConnection: close\r\n\r\n" + file.substr(from));
     return;
   }
   r.Send(200, "application/octet-stream", file);
@@ -44,8 +44,9 @@ void ServeRanges(const std::string& file, const LoopbackRequest& req, LoopbackRe
 class ModelPullCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("hotline_model_pull_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("hotline_model_pull_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -72,11 +73,12 @@ TEST_F(ModelPullCli, ResumesAnInterruptedDownloadAndListsTheModel) {
   });
   ASSERT_TRUE(server.ok()) << server.status();
   const std::string models = (dir_ / "models").string();
-  const std::string pull = "model pull " + (*server)->Url("/tiny-qwen2.gguf") + " --dir " + models +
-                           " --sha256 " + *sha;
+  const std::string pull =
+      "model pull " + (*server)->Url("/tiny-qwen2.gguf") + " --dir " + models + " --sha256 " + *sha;
   auto first = RunHotline(pull);
   EXPECT_NE(first.exit_code, 0);
-  EXPECT_NE(first.err.find("run the same command again to resume"), std::string::npos) << first.all();
+  EXPECT_NE(first.err.find("run the same command again to resume"), std::string::npos)
+      << first.all();
   auto listed_part = RunHotline("model list --dir " + models);
   EXPECT_NE(listed_part.out.find("tiny-qwen2.gguf.part"), std::string::npos) << listed_part.all();
   auto second = RunHotline(pull);
@@ -125,8 +127,9 @@ TEST_F(ModelPullCli, RefusesWhatIsNotAGgufAndEveryFailureSaysWhy) {
 TEST(KbLintCli, ShippedKnowledgeBasePassesABrokenOneFailsWithLines) {
   auto ok = RunHotline("kb lint " + std::string(HOTLINE_SOURCE_DIR) + "/assets/kb/bitext_kb.csv");
   EXPECT_EQ(ok.exit_code, 0) << ok.all();
-  const std::string bad = (fs::temp_directory_path() /
-                           ("hotline_kb_lint_" + std::to_string(::getpid()) + ".csv")).string();
+  const std::string bad =
+      (fs::temp_directory_path() / ("hotline_kb_lint_" + std::to_string(::getpid()) + ".csv"))
+          .string();
   std::ofstream(bad) << "id,title,body\n"
                         "a,A,\"We are committed to helping you successfully cancel your order.\"\n"
                         "b,B,\"Log in at https://shop.example and open {{Order Page}}.\"\n";
