@@ -107,6 +107,7 @@ Result<std::unique_ptr<AnswerStack>> AnswerStack::Build(const AnswererConfig& co
   auto kb = KnowledgeBase::Open(kb_path, /*create=*/true);
   if (!kb.ok()) return kb.status().WithContext("knowledge base " + kb_path);
   s->kb_ = std::move(*kb);
+  s->kb_->SetCompany(config.company);
   if (!options.kb_csv.empty()) {
     auto imported = s->kb_->ImportFile(options.kb_csv);
     if (!imported.ok()) return imported.status().WithContext("knowledge base import");
@@ -169,7 +170,10 @@ Result<std::unique_ptr<AnswerStack>> AnswerStack::Build(const AnswererConfig& co
       const size_t eq = pair.find('=');
       IntentTemplate t;
       t.intent = pair.substr(0, eq);
-      t.text = pair.substr(eq + 1);
+      auto text = FillCompanyPlaceholders(pair.substr(eq + 1), config.company);
+      if (!text.ok())
+        return text.status().WithContext("answer.intent_templates entry '" + pair + "'");
+      t.text = std::move(*text);
       if (auto it = tool_for_intent.find(t.intent); it != tool_for_intent.end()) t.tool = it->second;
       templates[t.intent] = std::move(t);
     }

@@ -127,6 +127,9 @@ Result<AnswerResult> Answerer::Answer(std::string_view turn, CallerSession& call
   Turn t(options, *parts_.clock);
   ASSIGN_OR_RETURN(AnswerResult r, AnswerTurn(turn, caller, history, t));
   if (!t.streamed && (options.stream_fallback || r.tier != AnswerTierId::kFallback)) {
+    // Last guard for text stored before (cached answers, a knowledge base imported by an older
+    // version): a sentence with an unfilled {{placeholder}} is never spoken.
+    r.text = DropUnfilledPlaceholders(r.text, config_.company);
     for (std::string& sentence : SplitSentences(r.text)) {
       if (!t.Deliver(std::move(sentence))) break;
     }
@@ -356,7 +359,7 @@ Result<std::optional<AnswerResult>> Answerer::FromModel(const Question& q, Calle
   request.max_tokens = config_.prompt.reserved_output_tokens;
   request.cancel = t.options.cancel;
   request.schedule = t.options.schedule;
-  SpeechStream speech(config_.speech);
+  SpeechStream speech(config_.speech, CompanySlots(config_.company));
   bool enough = false;  // the spoken answer is complete (sentence or length limit)
   auto deliver = [&](std::vector<std::string> sentences) {
     for (std::string& s : sentences) {

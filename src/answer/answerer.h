@@ -54,6 +54,7 @@
 #include "answer/entities.h"
 #include "answer/intent_cache.h"
 #include "answer/intent_classifier.h"
+#include "answer/kb_company.h"
 #include "answer/knowledge_base.h"
 #include "answer/llm_gate.h"
 #include "answer/postprocess.h"
@@ -174,6 +175,8 @@ struct AnswererConfig {
   SemanticCacheConfig semantic_cache;
   ResultCacheConfig l3;
   KnowledgeBaseConfig kb;
+  // Company facts that fill {{key}} placeholders of articles, templates and model output.
+  CompanyConfig company;
   PromptConfig prompt;
   SpeechConfig speech;
   CallerConfig caller;
@@ -208,6 +211,7 @@ struct AnswererConfig {
     v.Section("semantic_cache", semantic_cache);
     v.Section("l3", l3);
     v.Section("kb", kb);
+    v.Section("company", company);
     v.Section("prompt", prompt);
     v.Section("speech", speech);
     v.Section("caller", caller);

@@ -5,7 +5,10 @@
 #include <map>
 #include <set>
 
+#include "answer/kb_company.h"
 #include "answer/kb_csv.h"
+#include "answer/kb_lint.h"
+#include "answer/postprocess.h"
 
 namespace hotline::answer {
 
@@ -26,24 +29,6 @@ std::string_view Trim(std::string_view s) {
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 constexpr std::string_view kAnonymized = " Anonymized";
-
-// Stock phrases of written support replies that carry no answer when spoken.
-const std::vector<std::string_view>& StockOpeners() {
-  static const std::vector<std::string_view> k = {
-      "i understand", "i'm here", "i am here", "thank you", "thanks", "we appreciate",
-      "i apologize", "i'm sorry", "i am sorry", "certainly", "of course", "absolutely",
-      "rest assured", "i'm glad", "i'm delighted", "i'm thrilled", "i'm really", "great",
-      "no worries", "no problem", "sure", "i can", "let me", "allow me", "i'd be", "i would be",
-      "i hope", "if you have any", "should you have", "feel free", "we value", "your feedback",
-      "i completely", "i totally", "happy to", "we're here", "we are here", "i've", "i have",
-      "please let me know", "is there anything", "you are not alone", "you're not alone",
-      "i recommend", "we understand", "it's great", "we're thrilled", "we're delighted",
-      "oh no", "wow", "hello", "hi ", "welcome", "i'm", "i am", "if you encounter",
-      "if you need", "if you still", "if you're", "if you are", "please don't hesitate",
-      "don't hesitate", "once i", "with this", "they ", "our dedicated", "please note",
-      "please provide", "to assist you", "it's important", "not to worry", "making changes"};
-  return k;
-}
 
 // Words that make a sentence about one customer or about the agent itself, not a general answer.
 bool PersonalOrAgentVoice(std::string_view sentence) {
@@ -67,22 +52,31 @@ bool PersonalOrAgentVoice(std::string_view sentence) {
   return false;
 }
 
-// Sentences that tell the caller what to do score higher than statements.
-double ActionBonus(std::string_view sentence) {
-  const std::string low = Lower(sentence);
-  for (std::string_view p : {"to ", "you can ", "simply ", "visit ", "log in", "go to ", "please visit",
-                             "please log", "our ", "we offer", "you may "}) {
-    if (StartsWith(low, p)) return 0.5;
-  }
-  return 0.0;
-}
-
-// Fixes doubled determiners left by filling "our {{Website Name}}" with "our website".
+// Tidies what filling placeholders would leave: "our {{website}}" would read "our example dot
+// com", "our {{live_chat}} on the website" "our the live chat on our website on the website".
 std::string Tidy(std::string s) {
-  for (auto [from, to] : {std::pair<std::string_view, std::string_view>{"our our ", "our "},
-                          {"your our ", "our "}, {"the our ", "our "}, {"your your ", "your "},
-                          {"the your ", "your "}, {"  ", " "}}) {
-    for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p)) {
+  for (auto [from, to] : {std::pair<std::string_view, std::string_view>{
+                              "your {{website}} account", "your account on {{website}}"},
+                          {"{{live_chat}} feature on our website", "{{live_chat}}"},
+                          {"{{live_chat}} feature on the website", "{{live_chat}}"},
+                          {"{{live_chat}} on our website", "{{live_chat}}"},
+                          {"{{live_chat}} on the website", "{{live_chat}}"},
+                          {"our {{live_chat}}", "{{live_chat}}"},
+                          {"the {{live_chat}}", "{{live_chat}}"},
+                          {"{{website}} website", "{{website}}"},
+                          {"{{website}} login page", "the login page of {{website}}"},
+                          {"our {{website}}", "{{website}}"},
+                          {"the {{website}}", "{{website}}"},
+                          {"your {{website}}", "{{website}}"},
+                          {"our our ", "our "},
+                          {"your our ", "our "},
+                          {"the our ", "our "},
+                          {"your your ", "your "},
+                          {"the your ", "your "},
+                          {"the the ", "the "},
+                          {"{{live_chat}} feature", "{{live_chat}}"},
+                          {"  ", " "}}) {
+    for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) {
       s.replace(p, from.size(), to);
     }
   }
@@ -130,9 +124,58 @@ std::string MapPlaceholders(std::string_view s, Fn fn) {
   return out;
 }
 
-// Sentences of a response that could be spoken as an answer, in order.
-std::vector<std::string> ContentSentences(std::string_view response) {
+// Splits one line into sentences at '.', '!' or '?' followed by a space.
+std::vector<std::string> LineSentences(std::string_view line) {
   std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    const bool end =
+        (c == '.' || c == '!' || c == '?') && (i + 1 == line.size() || line[i + 1] == ' ');
+    if (!end && i + 1 != line.size()) continue;
+    std::string_view sentence = Trim(line.substr(start, i + 1 - start));
+    start = i + 1;
+    if (!sentence.empty()) out.emplace_back(sentence);
+  }
+  return out;
+}
+
+// A response as numbered (or bulleted) steps and the other sentences, placeholders as written.
+struct ParsedResponse {
+  std::vector<std::string> steps;      // each step's first sentence, list marker removed
+  std::vector<std::string> sentences;  // sentences outside the list
+};
+
+// "**Log In**: Start by logging in." -> "Start by logging in."; "Firstly, open X." -> "Open X."
+std::string CleanStep(std::string_view line) {
+  std::string s;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line.compare(i, 2, "**") == 0) {
+      ++i;
+      continue;
+    }
+    s.push_back(line[i]);
+  }
+  std::string_view v = Trim(s);
+  if (const size_t colon = v.find(':');
+      colon != std::string_view::npos && colon < 40 && Words(v.substr(0, colon)).size() <= 5) {
+    v = Trim(v.substr(colon + 1));
+  }
+  const std::vector<std::string> sentences = LineSentences(v);
+  std::string first = sentences.empty() ? std::string() : sentences[0];
+  for (std::string_view lead :
+       {"Firstly, ", "First, ", "Secondly, ", "Second, ", "Next, ", "Then, ", "Finally, ",
+        "Lastly, ", "Additionally, ", "Afterward, ", "Afterwards, "}) {
+    if (StartsWith(first, lead)) first = first.substr(lead.size());
+  }
+  if (first.size() > 1 && std::islower(static_cast<unsigned char>(first[0]))) {
+    first[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(first[0])));
+  }
+  return first;
+}
+
+ParsedResponse ParseResponse(std::string_view response) {
+  ParsedResponse out;
   size_t pos = 0;
   while (pos <= response.size()) {
     size_t nl = response.find('\n', pos);
@@ -140,40 +183,18 @@ std::vector<std::string> ContentSentences(std::string_view response) {
     std::string_view line = Trim(response.substr(pos, nl - pos));
     pos = nl + 1;
     if (line.empty()) continue;
-    // Numbered or bulleted steps read badly aloud one by one.
-    if (std::isdigit(static_cast<unsigned char>(line[0])) || line[0] == '-' || line[0] == '*' ||
-        StartsWith(line, "\xe2\x80\xa2")) {
+    size_t d = 0;
+    while (d < line.size() && std::isdigit(static_cast<unsigned char>(line[d]))) ++d;
+    if (d > 0 && d < 3 && d + 1 < line.size() && (line[d] == '.' || line[d] == ')')) {
+      out.steps.push_back(CleanStep(line.substr(d + 1)));
       continue;
     }
-    size_t start = 0;
-    for (size_t i = 0; i < line.size(); ++i) {
-      const char c = line[i];
-      const bool end = (c == '.' || c == '!' || c == '?') &&
-                       (i + 1 == line.size() || line[i + 1] == ' ');
-      if (!end && i + 1 != line.size()) continue;
-      std::string_view sentence = Trim(line.substr(start, i + 1 - start));
-      start = i + 1;
-      if (sentence.size() < 25 || sentence.back() == ':' || sentence.find(':') != std::string_view::npos) continue;
-      if (sentence.back() != '.') continue;  // questions and exclamations are not answers
-      const std::string low = Lower(sentence);
-      bool stock = false;
-      for (auto p : StockOpeners()) stock = stock || StartsWith(low, p);
-      if (stock || low.find('"') != std::string::npos || low.find('[') != std::string::npos) continue;
-      // Placeholders of three or more words stand for content the corpus never gives
-      // ("{{Refund Policy Details}}"); a sentence built around one says nothing when spoken.
-      bool content_placeholder = false;
-      MapPlaceholders(sentence, [&](std::string_view p) {
-        if (Words(p).size() >= 3 && PlaceholderSpoken(p) == std::string(Trim(p))) {
-          content_placeholder = true;
-        }
-        return std::string();
-      });
-      if (content_placeholder) continue;
-      if (PersonalOrAgentVoice(MapPlaceholders(sentence, [](std::string_view) { return std::string("x"); }))) {
-        continue;
-      }
-      out.emplace_back(sentence);
+    if (line[0] == '-' || line[0] == '*' || StartsWith(line, "\xe2\x80\xa2")) {
+      const size_t skip = line[0] == '-' || line[0] == '*' ? 1 : 3;
+      out.steps.push_back(CleanStep(line.substr(skip)));
+      continue;
     }
+    for (std::string& s : LineSentences(line)) out.sentences.push_back(std::move(s));
   }
   return out;
 }
@@ -195,10 +216,78 @@ std::string CsvField(std::string_view s) {
 }
 
 struct Candidate {
-  std::string text;  // one or two sentences, with placeholders
+  std::string text;  // spoken form, company facts as {{key}}, slots as "your order number"
   size_t response = 0;
   double score = 0;
 };
+
+// What a caller wants to do, as the opening of an instruction ("To cancel an order, ...").
+std::string Purpose(const std::string& intent) {
+  static const std::map<std::string, std::string> k = {
+      {"cancel_order", "To cancel an order"},
+      {"change_order", "To change an order"},
+      {"change_shipping_address", "To change your delivery address"},
+      {"check_cancellation_fee", "To see the cancellation fee"},
+      {"check_invoice", "To see an invoice"},
+      {"check_payment_methods", "To see the payment methods we accept"},
+      {"check_refund_policy", "To read our refund policy"},
+      {"complaint", "To make a complaint"},
+      {"contact_customer_service", "To reach customer service"},
+      {"contact_human_agent", "To speak to an agent"},
+      {"create_account", "To create an account"},
+      {"delete_account", "To close your account"},
+      {"delivery_options", "To see the delivery options"},
+      {"delivery_period", "To see when your order arrives"},
+      {"edit_account", "To change your account details"},
+      {"get_invoice", "To get an invoice"},
+      {"get_refund", "To ask for a refund"},
+      {"newsletter_subscription", "To manage your newsletter subscription"},
+      {"payment_issue", "To report a payment problem"},
+      {"place_order", "To place an order"},
+      {"recover_password", "To reset your password"},
+      {"registration_problems", "For help signing up"},
+      {"review", "To leave a review"},
+      {"set_up_shipping_address", "To add a delivery address"},
+      {"switch_account", "To switch accounts"},
+      {"track_order", "To track your order"},
+      {"track_refund", "To track your refund"},
+  };
+  if (auto it = k.find(intent); it != k.end()) return it->second;
+  return "To " + Lower(Humanize(intent));
+}
+
+// The company fact an intent's answer starts with (filled from the company: section at load),
+// where the corpus itself only says "visit our website": how long, until when, which number.
+std::string CompanyFact(const std::string& intent) {
+  static const std::map<std::string, std::string> k = {
+      {"delivery_period",
+       "Standard delivery takes {{delivery_time}}, and express delivery "
+       "{{express_delivery_time}}."},
+      {"delivery_options",
+       "We deliver by standard delivery in {{delivery_time}} or express delivery in "
+       "{{express_delivery_time}}."},
+      {"check_refund_policy",
+       "You can ask for a refund within {{refund_window}} of delivery, and an approved refund "
+       "reaches you within {{refund_time}}."},
+      {"get_refund", "You can ask for a refund within {{refund_window}} of delivery."},
+      {"track_refund", "An approved refund reaches you within {{refund_time}}."},
+      {"cancel_order", "You can cancel an order {{cancellation_window}}."},
+      {"contact_customer_service", "You can call us on {{phone}}, {{hours}}."},
+      {"contact_human_agent", "Our agents answer on {{phone}}, {{hours}}."},
+  };
+  if (auto it = k.find(intent); it != k.end()) return it->second;
+  return "";
+}
+
+// "Log in to X." -> "log in to X." for use after "To cancel an order, "; "I..." and acronyms
+// keep their capital.
+std::string LowerFirst(std::string s) {
+  if (s.size() > 1 && std::isupper(static_cast<unsigned char>(s[0])) &&
+      std::islower(static_cast<unsigned char>(s[1]))) {
+    s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+  }
+  return s;
+}
 
 }  // namespace
 
@@ -220,36 +309,50 @@ std::string PlaceholderSlot(std::string_view placeholder) {
 }
 
 std::string PlaceholderSpoken(std::string_view placeholder) {
-  const std::string slot = PlaceholderSlot(placeholder);
-  static const std::map<std::string, std::string> kSpoken = {
-      {"customer_support_phone_number", "our support line"},
-      {"support_phone_number", "our support line"},
-      {"customer_service_phone_number", "our support line"},
-      {"phone_number", "our support line"},
-      {"phone", "our support line"},
-      {"live_chat", "live chat"},
-      {"website_name", "our website"},
-      {"website_url", "our website"},
-      {"website", "our website"},
-      {"website_or_app", "our website or app"},
-      {"customer_support_availability", "around the clock"},
-      {"customer_support_hours", "during business hours"},
-      {"customer_service_hours", "during business hours"},
-      {"customer_support_email", "our support email"},
-      {"customer_support_email_address", "our support email"},
-      {"support_email", "our support email"},
-      {"email", "our support email"},
-      {"company_name", "our company"},
-      {"number_of_days", "a few days"},
-  };
-  if (auto it = kSpoken.find(slot); it != kSpoken.end()) return it->second;
+  if (const std::string key = CompanyKeyOf(placeholder); !key.empty()) return "{{" + key + "}}";
   std::string_view p = Trim(placeholder);
   if (p.size() > kAnonymized.size() && p.substr(p.size() - kAnonymized.size()) == kAnonymized) {
     p.remove_suffix(kAnonymized.size());
     return "your " + Lower(p);
   }
+  if (Lower(p) == "number of days") return "a few days";
   return std::string(p);  // a screen or button name: said as written
 }
+
+namespace {
+
+// One candidate sentence (placeholders as written in the corpus) in its spoken form, or "" when
+// it is not something to say: not a plain statement, about one customer or the agent, a stock
+// phrase, built around a placeholder the corpus never fills, or no instruction at all.
+std::string SpeakableInstruction(std::string_view sentence) {
+  sentence = Trim(sentence);
+  if (sentence.size() < 15 || sentence.back() != '.') return "";
+  if (sentence.find('"') != std::string_view::npos ||
+      sentence.find('[') != std::string_view::npos ||
+      sentence.find(':') != std::string_view::npos ||
+      sentence.find('(') != std::string_view::npos) {
+    return "";
+  }
+  bool content_placeholder = false;
+  MapPlaceholders(sentence, [&](std::string_view p) {
+    if (CompanyKeyOf(p).empty() && Words(p).size() >= 3 &&
+        p.find("Anonymized") == std::string_view::npos) {
+      content_placeholder = true;
+    }
+    return std::string();
+  });
+  if (content_placeholder) return "";
+  if (PersonalOrAgentVoice(
+          MapPlaceholders(sentence, [](std::string_view) { return std::string("x"); }))) {
+    return "";
+  }
+  std::string spoken = Tidy(MapPlaceholders(sentence, PlaceholderSpoken));
+  if (IsStockPhrase(spoken) || !TellsWhatToDo(spoken)) return "";
+  if (spoken.find("{{") == std::string::npos && spoken.find('{') != std::string::npos) return "";
+  return spoken;
+}
+
+}  // namespace
 
 Result<std::vector<Article>> DeriveBitextArticles(std::string_view csv_text,
                                                   const BitextDeriveOptions& options) {
@@ -298,7 +401,8 @@ Result<std::vector<Article>> DeriveBitextArticles(std::string_view csv_text,
 
   std::vector<Article> articles;
   for (auto& [intent, d] : intents) {
-    // Document frequency of words over the intent's responses.
+    // Document frequency of words over the intent's responses: a typical instruction is one
+    // many responses give.
     std::map<std::string, int> df;
     for (const auto& r : d.responses) {
       std::set<std::string> seen;
@@ -307,52 +411,93 @@ Result<std::vector<Article>> DeriveBitextArticles(std::string_view csv_text,
       }
       for (const auto& w : seen) ++df[w];
     }
+    auto typicality = [&](const std::string& spoken) {
+      double sum = 0;
+      int n = 0;
+      for (auto& w :
+           Words(MapPlaceholders(spoken, [](std::string_view) { return std::string(); }))) {
+        if (StopWords().count(w)) continue;
+        sum += static_cast<double>(df[w]) / static_cast<double>(d.responses.size());
+        ++n;
+      }
+      return n < 3 ? -1.0 : sum / n;
+    };
     const std::vector<std::string> intent_words = Words(Humanize(intent));
+    const std::string purpose = Purpose(intent);
+    const std::string fact = CompanyFact(intent);
     std::vector<Candidate> candidates;
+    // Lengths count the company facts as the demo defaults say them ("1 800 555 0100").
+    auto first_words = [](const std::string& text) {
+      auto filled = FillCompanyPlaceholders(text, CompanyConfig{});
+      return WordCount(SplitSentences(filled.ok() ? *filled : text)[0]);
+    };
+    auto consider = [&](std::string spoken, size_t response, double bonus) {
+      if (first_words(spoken) > kMaxFirstSentenceWords) return;
+      if (spoken.size() > static_cast<size_t>(options.max_answer_chars)) return;
+      const double typical = typicality(spoken);
+      if (typical < 0) return;
+      std::set<std::string> words;
+      for (auto& w : Words(spoken)) words.insert(w);
+      for (const auto& w : intent_words) bonus += words.count(w) ? 0.3 : 0.0;
+      if (spoken.find("{{") != std::string::npos) bonus += 0.2;  // names the number, the site
+      bonus -= 0.005 * WordCount(spoken);                        // shorter is easier to follow
+      candidates.push_back(Candidate{std::move(spoken), response, typical + bonus});
+    };
     for (size_t ri = 0; ri < d.responses.size(); ++ri) {
-      std::vector<std::string> sentences = ContentSentences(d.responses[ri]);
-      for (size_t si = 0; si < sentences.size() && si < 3; ++si) {
-        std::string text = sentences[si];
-        // A short sentence takes its successor along, as one spoken answer of two sentences.
-        if (text.size() < 90 && si + 1 < sentences.size()) text += " " + sentences[si + 1];
-        const std::string spoken = Tidy(MapPlaceholders(text, PlaceholderSpoken));
-        if (spoken.size() > static_cast<size_t>(options.max_answer_chars)) continue;
-        double sum = 0;
-        int n = 0;
-        std::set<std::string> words;
-        for (auto& w : Words(spoken)) {
-          if (StopWords().count(w)) continue;
-          words.insert(w);
-          sum += static_cast<double>(df[w]) / static_cast<double>(d.responses.size());
-          ++n;
+      const ParsedResponse parsed = ParseResponse(d.responses[ri]);
+      for (const std::string& sentence : parsed.sentences) {
+        std::string spoken = SpeakableInstruction(sentence);
+        if (!spoken.empty()) consider(std::move(spoken), ri, 0.0);
+      }
+      // The first two steps of a list, after what they are for: "To cancel an order, log in to
+      // {{website}}. Then open Order History and press Cancel Order."
+      if (parsed.steps.size() >= 2) {
+        std::vector<std::string> steps;
+        for (size_t i = 0; i < parsed.steps.size() && i < 2; ++i) {
+          steps.push_back(SpeakableInstruction(parsed.steps[i]));
         }
-        if (n < 4) continue;
-        double bonus = 0;
-        for (const auto& w : intent_words) bonus += words.count(w) ? 0.5 : 0.0;
-        bonus += ActionBonus(text);
-        candidates.push_back(Candidate{std::move(text), ri, sum / n + bonus});
+        if (!steps[0].empty()) {
+          std::string first =
+              StartsWith(steps[0], "To ") ? steps[0] : purpose + ", " + LowerFirst(steps[0]);
+          if (!steps[1].empty() && !StartsWith(steps[1], "To ")) {
+            consider(first + " Then " + LowerFirst(steps[1]), ri, 0.3);
+          }
+          consider(first, ri, 0.2);
+        }
       }
     }
     std::stable_sort(candidates.begin(), candidates.end(),
                      [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+    // Bodies: the intent's company fact (when it has one) and the best instructions, at most two
+    // sentences; each article from a different response.
+    std::vector<std::string> bodies;
     std::set<size_t> used_responses;
     std::set<std::string> used_texts;
-    int made = 0;
     for (const auto& c : candidates) {
-      if (made >= options.articles_per_intent) break;
-      const std::string spoken = Tidy(MapPlaceholders(c.text, PlaceholderSpoken));
-      if (used_responses.count(c.response) || used_texts.count(spoken)) continue;
+      if (static_cast<int>(bodies.size()) >= options.articles_per_intent) break;
+      if (used_responses.count(c.response) || used_texts.count(c.text)) continue;
+      std::string body = c.text;
+      if (!fact.empty()) body = fact + " " + SplitSentences(c.text)[0];
+      if (body.size() > static_cast<size_t>(options.max_answer_chars) ||
+          first_words(body) > kMaxFirstSentenceWords) {
+        continue;
+      }
       used_responses.insert(c.response);
-      used_texts.insert(spoken);
+      used_texts.insert(c.text);
+      bodies.push_back(std::move(body));
+    }
+    // An intent the corpus gives no instruction for still tells the caller where to go.
+    if (bodies.empty()) {
+      bodies.push_back(fact.empty() ? purpose + ", call us on {{phone}}, {{hours}}." : fact);
+    }
+    int made = 0;
+    for (std::string& body : bodies) {
       ++made;
       Article a;
       a.id = intent + "-" + std::to_string(made);
       a.title = Humanize(intent);
       a.intent = intent;
-      a.body = spoken;
-      a.answer_template = MapPlaceholders(
-          c.text, [](std::string_view p) { return "{" + PlaceholderSlot(p) + "}"; });
-      if (a.answer_template == a.body) a.answer_template.clear();
+      a.body = std::move(body);
       // Example questions: evenly spaced through the intent's utterances sorted by length, so
       // short and long phrasings are both represented; article k takes its own slice.
       std::vector<std::string> qs = d.questions;

@@ -211,6 +211,7 @@ Result<ImportReport> KnowledgeBase::ImportCsv(std::string_view text, const std::
     Article a{field("id"), field("title"), field("body"), field("intent"), field("template"),
               field("questions"), 0};
     Status ok = CheckArticle(a);
+    if (ok.ok()) ok = FillCompanyFacts(a);
     if (!ok.ok()) return InvalidArgumentError(where(rec.line) + ok.message());
     if (auto [it, fresh] = seen.emplace(a.id, rec.line); !fresh) {
       return InvalidArgumentError(where(rec.line) + "id '" + a.id + "' already used on line " +
@@ -255,6 +256,7 @@ Result<ImportReport> KnowledgeBase::ImportJsonl(std::string_view text, const std
       *dst = value.get<std::string>();
     }
     Status ok = CheckArticle(a);
+    if (ok.ok()) ok = FillCompanyFacts(a);
     if (!ok.ok()) return InvalidArgumentError(where + ok.message());
     if (auto [it, fresh] = seen.emplace(a.id, line); !fresh) {
       return InvalidArgumentError(where + "id '" + a.id + "' already used on line " +
@@ -263,6 +265,19 @@ Result<ImportReport> KnowledgeBase::ImportJsonl(std::string_view text, const std
     articles.push_back(std::move(a));
   }
   return ImportRecords(articles);
+}
+
+Status KnowledgeBase::FillCompanyFacts(Article& a) const {
+  for (auto [field, name] : {std::pair<std::string*, const char*>{&a.title, "title"},
+                             {&a.body, "body"},
+                             {&a.answer_template, "template"}}) {
+    if (field->find("{{") == std::string::npos && field->find("}}") == std::string::npos) continue;
+    auto filled = FillCompanyPlaceholders(*field, company_);
+    if (!filled.ok())
+      return filled.status().WithContext(std::string("article '") + a.id + "' " + name);
+    *field = std::move(*filled);
+  }
+  return Status::Ok();
 }
 
 Result<ImportReport> KnowledgeBase::ImportFile(const std::string& path) {

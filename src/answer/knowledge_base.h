@@ -6,6 +6,10 @@
 // title + body + questions: one with the porter/unicode61 tokenizer for alphabetic languages and
 // one with the trigram tokenizer, used for queries in scripts without spaces between words (CJK).
 //
+// Company facts written {{key}} in an article's title, body or template ("Call us on {{phone}}.")
+// are filled at import from the knowledge base's CompanyConfig (demo defaults until SetCompany);
+// an unknown {{name}} fails the import with its line (kb_company.h).
+//
 // Imports (CSV or JSON lines) are all-or-nothing: one transaction, rolled back on the first
 // malformed record, whose line and problem the error names. An import upserts by id; every
 // import that changes something increments the knowledge base's generation, and the changed
@@ -25,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "answer/kb_company.h"
 #include "common/status.h"
 
 struct sqlite3;
@@ -94,6 +99,11 @@ class KnowledgeBase {
   KnowledgeBase(const KnowledgeBase&) = delete;
   KnowledgeBase& operator=(const KnowledgeBase&) = delete;
 
+  // The company facts that fill {{key}} placeholders of later imports. Call before importing;
+  // not synchronized with concurrent imports.
+  void SetCompany(const CompanyConfig& company) { company_ = company; }
+  const CompanyConfig& company() const { return company_; }
+
   // Imports CSV text with a header row naming columns id,title,body and optionally
   // intent,template,questions (any order). `source` names the input in errors.
   Result<ImportReport> ImportCsv(std::string_view text, const std::string& source);
@@ -122,8 +132,12 @@ class KnowledgeBase {
   explicit KnowledgeBase(sqlite3* db) : db_(db) {}
   Result<ImportReport> ImportRecords(const std::vector<Article>& articles);
 
+  // {{key}} placeholders of title, body and template filled from company_.
+  Status FillCompanyFacts(Article& a) const;
+
   std::mutex mu_;
   sqlite3* db_;
+  CompanyConfig company_;
 };
 
 }  // namespace hotline::answer

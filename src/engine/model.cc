@@ -1,6 +1,7 @@
 #include "engine/model.h"
 
 #include <cmath>
+#include <set>
 #include <string>
 
 #include "engine/quant.h"
@@ -208,6 +209,39 @@ Result<std::unique_ptr<Model>> Model::Load(std::shared_ptr<const GgufFile> file)
     ASSIGN_OR_RETURN(L.w_gate, ld.Matrix(b + "ffn_gate.weight", hp.n_embd, hp.n_ff));
     ASSIGN_OR_RETURN(L.w_up, ld.Matrix(b + "ffn_up.weight", hp.n_embd, hp.n_ff));
     ASSIGN_OR_RETURN(L.w_down, ld.Matrix(b + "ffn_down.weight", hp.n_ff, hp.n_embd));
+  }
+  if (f.FindTensor("rope_freqs.weight") != nullptr) {
+    ASSIGN_OR_RETURN(m->rope_freq_factors_, ld.Vector("rope_freqs.weight", hp.n_rot / 2));
+    for (float v : m->rope_freq_factors_) {
+      if (!(v > 0.0f && v < 1e6f)) {
+        return InvalidArgumentError(f.name() + ": rope_freqs.weight holds " + std::to_string(v) +
+                                    "; every RoPE frequency factor must be positive");
+      }
+    }
+  }
+  // Every tensor must be one the forward pass uses: anything else belongs to a computation this
+  // engine does not implement.
+  {
+    std::set<std::string> known = {"token_embd.weight", "output_norm.weight", "output.weight",
+                                   "rope_freqs.weight"};
+    for (int i = 0; i < hp.n_layer; ++i) {
+      const std::string b = "blk." + std::to_string(i) + ".";
+      for (const char* n :
+           {"attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
+            "attn_output.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias", "ffn_norm.weight",
+            "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight"}) {
+        known.insert(b + n);
+      }
+    }
+    for (const GgufTensorInfo& t : f.tensors()) {
+      if (!known.count(t.name)) {
+        return UnimplementedError(f.name() + ": tensor '" + t.name +
+                                  "' is not understood by this "
+                                  "engine for architecture '" +
+                                  hp.arch_name +
+                                  "'; refusing to run the model with part of it ignored");
+      }
+    }
   }
   m->weights_bytes_ = ld.bytes() - embd_bytes;
   if (m->tied_) m->weights_bytes_ += embd_bytes;  // the output projection streams it

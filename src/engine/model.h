@@ -7,7 +7,10 @@
 //          permuted so that this "normal" ggml rope is exact; Q/K/V biases only if present.
 //   qwen2: rotary embedding on half-split pairs (x[i], x[i + n_rot/2]) (NEOX style); Q/K/V biases.
 // The output projection is `output.weight`, or the token embedding when that is absent (tied).
-// Any other `general.architecture` is refused.
+// Llama 3.1/3.2 files carry their RoPE frequency scaling as `rope_freqs.weight` (n_rot/2 factors,
+// one per rotated pair): pair i turns by pos * base^(-2i/n_rot) / factor[i]. Any other
+// `general.architecture` is refused, and so is any tensor the engine does not use (a file whose
+// computation the engine does not implement would run with wrong results): load errors name it.
 //
 // Weights are zero-copy views into the GgufFile mapping (matrices stay in their stored type and
 // are multiplied by MatMul); norms and biases, which are tiny, are converted to float at load.
@@ -80,6 +83,8 @@ class Model {
   const WeightMatrix& output() const { return output_; }  // == token_embd() when tied
   bool tied_output() const { return tied_; }
   const std::vector<float>& output_norm() const { return output_norm_; }
+  // `rope_freqs.weight`: n_rot/2 positive divisors of the rotary frequencies; empty when absent.
+  const std::vector<float>& rope_freq_factors() const { return rope_freq_factors_; }
   // Bytes of the matrices one decode step streams (every layer matrix + output projection).
   uint64_t weights_bytes() const { return weights_bytes_; }
   // Bytes of packed weight copies held (0 unless the active kernel path reads packed weights).
@@ -97,6 +102,7 @@ class Model {
   WeightMatrix output_{};
   bool tied_ = false;
   std::vector<float> output_norm_;
+  std::vector<float> rope_freq_factors_;
   uint64_t weights_bytes_ = 0;
   int64_t embd_row_bytes_ = 0;
   std::vector<PackedBytes> packed_;  // owners of the WeightMatrix::packed copies

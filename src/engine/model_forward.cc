@@ -161,10 +161,13 @@ void ForwardPass::Prepare() {
     model_.EmbedToken(b.token, &x_[size_t(t) * E]);
     seqs_[size_t(t)] = b.seq;
     n_ctx_[size_t(t)] = b.pos + 1;
-    // Same float formulation as the reference implementations: theta_i = pos / base^(2i/n_rot).
+    // Same float formulation as the reference implementations: theta_i = pos / base^(2i/n_rot),
+    // divided by the file's per-pair factor when it has one (Llama 3.1/3.2 rope_freqs.weight).
+    const std::vector<float>& factors = model_.rope_freq_factors();
     for (int i = 0; i < half; ++i) {
-      const float freq =
-          1.0f / std::pow(hp.rope_freq_base, static_cast<float>(2 * i) / static_cast<float>(hp.n_rot));
+      float freq = 1.0f / std::pow(hp.rope_freq_base,
+                                   static_cast<float>(2 * i) / static_cast<float>(hp.n_rot));
+      if (!factors.empty()) freq /= factors[static_cast<size_t>(i)];
       const float val = static_cast<float>(b.pos) * freq;
       rope_cos_[size_t(t) * half + i] = std::cos(val);
       rope_sin_[size_t(t) * half + i] = std::sin(val);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <random>
 #include <string>
@@ -26,7 +27,9 @@ struct Spec {
   int n_vocab = 300;
   bool bias = false;
   bool tied = false;
+  bool rope_freqs = false;  // Llama 3.1/3.2 layout: rope_freqs.weight beside rope.freq_base
   uint64_t seed = 7;
+  std::function<void(GgufWriter&)> extra;  // more keys or tensors
 };
 
 // A random model whose matrices are stored as `type` (norms and biases stay F32). The same spec
@@ -65,6 +68,15 @@ std::shared_ptr<const GgufFile> RandomModel(const Spec& s, GgmlType type) {
     EXPECT_TRUE(w.AddTensor(name, GgmlType::F32, dims, std::move(b)).ok());
   };
   const int hd = s.n_embd / s.n_head;
+  if (s.rope_freqs) {
+    // Llama 3's shape of factors: 1 for the fast pairs, up to 8 for the slow ones.
+    std::vector<float> f(static_cast<size_t>(hd / 2));
+    for (size_t i = 0; i < f.size(); ++i) f[i] = 1.0f + 7.0f * float(i) / float(f.size() - 1);
+    std::vector<uint8_t> b(f.size() * 4);
+    std::memcpy(b.data(), f.data(), b.size());
+    const int64_t dims[] = {static_cast<int64_t>(f.size())};
+    EXPECT_TRUE(w.AddTensor("rope_freqs.weight", GgmlType::F32, dims, std::move(b)).ok());
+  }
   // Scales keep activations O(1) so logits are neither flat nor saturated.
   matrix("token_embd.weight", s.n_embd, s.n_vocab, 1.0f);
   vec("output_norm.weight", s.n_embd, 1.f, 0.1f);
@@ -87,6 +99,7 @@ std::shared_ptr<const GgufFile> RandomModel(const Spec& s, GgmlType type) {
     matrix(b + "ffn_up.weight", s.n_embd, s.n_ff, in_scale);
     matrix(b + "ffn_down.weight", s.n_ff, s.n_embd, 1.0f / std::sqrt(float(s.n_ff)));
   }
+  if (s.extra) s.extra(w);
   auto buf = w.WriteBuffer();
   EXPECT_TRUE(buf.ok());
   auto f = GgufFile::FromBuffer(*buf, s.arch + "-random-" + TypeName(type));
@@ -158,10 +171,13 @@ std::vector<float> ReferenceForward(const GgufFile& f, const std::vector<int32_t
     for (size_t i = 0; i < x.size(); ++i) y[i] = float(x[i] * sc * w[i]);
     return y;
   };
+  const std::vector<float> factors =
+      f.FindTensor("rope_freqs.weight") ? Dequant(f, "rope_freqs.weight") : std::vector<float>();
   auto rope = [&](float* v, size_t pos) {
     const size_t half = size_t(hp.n_rot) / 2;
     for (size_t i = 0; i < half; ++i) {
-      const double theta = double(pos) * std::pow(double(hp.rope_freq_base), -2.0 * i / hp.n_rot);
+      double theta = double(pos) * std::pow(double(hp.rope_freq_base), -2.0 * i / hp.n_rot);
+      if (!factors.empty()) theta /= double(factors[i]);
       const size_t a = hp.arch == ModelArch::kLlama ? 2 * i : i;
       const size_t b = hp.arch == ModelArch::kLlama ? 2 * i + 1 : i + half;
       const double x0 = v[a], x1 = v[b];
@@ -267,6 +283,101 @@ TEST(Model, LlamaAndQwen2MatchFloatReference) {
     // F32 weights and F32 KV: only float summation order differs from the double reference.
     EXPECT_LT(MaxAbsDiff(got, want), 1e-3 * max_logit) << arch;
   }
+}
+
+// Each supported architecture in its exact GGUF layout against the double-precision reference:
+// Llama 2 style (untied output), Llama 3.1/3.2 (rope_freqs.weight, tied output as the 1B/3B
+// files have it), Qwen2 (Q/K/V biases, half-split rope; tied as the 0.5B/1.5B files, untied as
+// the larger ones). Relative tolerance 1e-4 of the largest logit.
+TEST(Model, EachArchitectureLayoutMatchesTheDoubleReference) {
+  ComputePool pool(1);
+  struct Case {
+    const char* name;
+    const char* arch;
+    bool bias, tied, rope_freqs;
+  };
+  for (const Case& c :
+       {Case{"llama2", "llama", false, false, false}, Case{"llama3.2", "llama", false, true, true},
+        Case{"qwen2-tied", "qwen2", true, true, false},
+        Case{"qwen2-untied", "qwen2", true, false, false}}) {
+    Spec s;
+    s.arch = c.arch;
+    s.bias = c.bias;
+    s.tied = c.tied;
+    s.rope_freqs = c.rope_freqs;
+    s.n_embd = 128;
+    s.n_head = 4;
+    s.n_head_kv = 2;
+    s.n_ff = 256;
+    s.n_layer = 3;
+    auto f = RandomModel(s, GgmlType::F32);
+    auto m = Model::Load(f);
+    ASSERT_TRUE(m.ok()) << c.name << ": " << m.status();
+    EXPECT_EQ((*m)->tied_output(), c.tied) << c.name;
+    EXPECT_EQ((*m)->rope_freq_factors().empty(), !c.rope_freqs) << c.name;
+    // Positions far enough that the scaled slow pairs turn visibly differently.
+    const auto toks = Tokens(40, s.n_vocab, 5);
+    const auto got = RunPrompt(**m, toks, pool);
+    const auto want = ReferenceForward(*f, toks);
+    ASSERT_EQ(got.size(), want.size());
+    double max_logit = 0;
+    for (float v : want) max_logit = std::max(max_logit, double(std::fabs(v)));
+    EXPECT_GT(max_logit, 1.0) << c.name;
+    EXPECT_LT(MaxAbsDiff(got, want), 1e-4 * max_logit) << c.name;
+  }
+}
+
+// Without its factors a Llama 3 file would run with wrong positions: they change the logits.
+TEST(Model, RopeFrequencyFactorsChangeTheResult) {
+  ComputePool pool(1);
+  Spec s;
+  s.rope_freqs = true;
+  auto f = RandomModel(s, GgmlType::F32);
+  auto m = Model::Load(f);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const auto toks = Tokens(40, s.n_vocab, 5);
+  const auto with = RunPrompt(**m, toks, pool);
+  s.rope_freqs = false;
+  const auto f2 = RandomModel(s, GgmlType::F32);  // the same weights, without the factors
+  auto m2 = Model::Load(f2);
+  ASSERT_TRUE(m2.ok());
+  const auto without = RunPrompt(**m2, toks, pool);
+  EXPECT_GT(MaxAbsDiff(with, without), 1e-2);
+}
+
+// A tensor the engine does not use, a wrongly sized factor table, or a rope scaling it does not
+// implement: refused at load, never ignored.
+TEST(Model, UnknownTensorsAndKeysAreErrorsAtLoad) {
+  Spec s;
+  s.n_embd = 64;
+  s.n_head = 4;
+  s.n_ff = 96;
+  s.n_layer = 1;
+  auto rewrite = [&](std::function<void(GgufWriter&)> edit) {
+    Spec e = s;
+    e.extra = std::move(edit);
+    return Model::Load(RandomModel(e, GgmlType::F32));
+  };
+  ASSERT_TRUE(rewrite([](GgufWriter&) {}).ok());
+  auto extra = rewrite([](GgufWriter& w) {
+    const int64_t dims[] = {64};
+    EXPECT_TRUE(w.AddTensor("blk.0.attn_q_norm.weight", GgmlType::F32, dims,
+                            std::vector<uint8_t>(64 * 4, 0))
+                    .ok());
+  });
+  ASSERT_FALSE(extra.ok());
+  EXPECT_NE(extra.status().message().find("blk.0.attn_q_norm.weight"), std::string::npos)
+      << extra.status();
+  auto short_factors = rewrite([](GgufWriter& w) {
+    const int64_t dims[] = {3};
+    EXPECT_TRUE(
+        w.AddTensor("rope_freqs.weight", GgmlType::F32, dims, std::vector<uint8_t>(3 * 4, 0)).ok());
+  });
+  ASSERT_FALSE(short_factors.ok());
+  EXPECT_NE(short_factors.status().message().find("rope_freqs.weight"), std::string::npos);
+  auto yarn = rewrite([](GgufWriter& w) { w.SetString("llama.rope.scaling.type", "yarn"); });
+  ASSERT_FALSE(yarn.ok());
+  EXPECT_NE(yarn.status().message().find("yarn"), std::string::npos);
 }
 
 TEST(Model, BatchedMultiSequenceEqualsOneAtATime) {
