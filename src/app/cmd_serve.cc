@@ -4,15 +4,17 @@
 // on TCP port Q, each a CallSession over the shared call stack (recognizer, synthesizer,
 // knowledge base, answer caches), browser calls from the /softphone page (ws://H:P/softphone/ws),
 // the live /dashboard (/api/dashboard), plus /healthz, /readyz, /metrics and the token-protected
-// admin API (/admin/*), until SIGINT or SIGTERM.
+// admin API (/admin/*), until SIGINT or SIGTERM (SIGTERM first drains the calls in progress for
+// up to calls.drain_timeout_ms, not ready meanwhile).
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "app/call_runner.h"
@@ -49,7 +51,9 @@ constexpr char kUsage[] =
     "  --kb FILE.csv      knowledge base to serve (default: the demo knowledge base)\n"
     "  --config FILE      configuration file\n"
     "  --set key=value    override one configuration key (repeatable)\n"
-    "  The listening URL is printed on stderr once the call stack is ready.\n";
+    "  The listening URL is printed on stderr once the call stack is ready. On SIGTERM it\n"
+    "  drains first when calls.drain_timeout_ms > 0: /readyz answers 503 while the calls in\n"
+    "  progress end (at most that long); SIGINT stops at once.\n";
 
 int RunServe(std::span<const std::string> argv) {
   auto args =
@@ -103,10 +107,10 @@ int RunServe(std::span<const std::string> argv) {
   int rc = 0;
   {
     // One cap for the calls on every transport.
-      auto registry = std::make_shared<server::CallRegistry>(cfg.calls);
-      // Declared before the server: its handler must outlive the server on every return path.
-      server::Dashboard dashboard(MetricsRegistry::Global(), {},
-                                  [registry] { return registry->active(); });
+    auto registry = std::make_shared<server::CallRegistry>(cfg.calls);
+    // Declared before the server: its handler must outlive the server on every return path.
+    server::Dashboard dashboard(MetricsRegistry::Global(), {},
+                                [registry] { return registry->active(); });
     auto twilio =
         server::TwilioEndpoint::Create((*stack)->resources(), cfg.twilio, nullptr, registry);
     if (!twilio.ok()) return Fail(twilio.status().WithContext("twilio endpoint"));
@@ -116,7 +120,8 @@ int RunServe(std::span<const std::string> argv) {
       return Fail(s);
     }
     // The shared registry carries calls.max_calls and calls.over_capacity_text.
-    auto softphone = server::SoftphoneEndpoint::Create((*stack)->resources(), {}, nullptr, registry);
+    auto softphone =
+        server::SoftphoneEndpoint::Create((*stack)->resources(), {}, nullptr, registry);
     if (!softphone.ok()) return Fail(softphone.status().WithContext("softphone endpoint"));
     if (Status s = (*server)->HandleWebSocket("/softphone/ws", (*softphone)->Factory()); !s.ok()) {
       return Fail(s);
@@ -137,9 +142,9 @@ int RunServe(std::span<const std::string> argv) {
     admin.calls = registry;
     admin.reload_kb = [call_stack]() -> Result<std::string> {
       ASSIGN_OR_RETURN(pipeline::KbReloadReport r, call_stack->ReloadKnowledgeBase());
-      return nlohmann::json{{"source", r.source},         {"records", r.records},
-                            {"added", r.added},           {"updated", r.updated},
-                            {"unchanged", r.unchanged},   {"changed", r.changed},
+      return nlohmann::json{{"source", r.source},        {"records", r.records},
+                            {"added", r.added},          {"updated", r.updated},
+                            {"unchanged", r.unchanged},  {"changed", r.changed},
                             {"generation", r.generation}}
           .dump();
     };
@@ -157,7 +162,11 @@ int RunServe(std::span<const std::string> argv) {
     }
 
     const int max_calls = cfg.calls.max_calls;
-    (*server)->SetReadinessCheck([registry, max_calls]() -> Status {
+    auto draining = std::make_shared<std::atomic<bool>>(false);
+    (*server)->SetReadinessCheck([registry, max_calls, draining]() -> Status {
+      if (draining->load()) {
+        return UnavailableError("draining: stopping once the calls in progress end");
+      }
       if (registry->active() >= max_calls) {
         return ResourceExhaustedError("at calls.max_calls (" + std::to_string(max_calls) +
                                       " calls on all transports)");
@@ -180,6 +189,20 @@ int RunServe(std::span<const std::string> argv) {
 
     int sig = 0;
     sigwait(&signals, &sig);
+    if (sig == SIGTERM && cfg.calls.drain_timeout_ms > 0) {
+      // Graceful drain: not ready (the balancer sends new calls elsewhere) while the calls in
+      // progress end by themselves; a second SIGTERM or a SIGINT cuts it short.
+      draining->store(true);
+      std::cerr << "hotline: SIGTERM, draining " << registry->active() << " calls (up to "
+                << cfg.calls.drain_timeout_ms << " ms)" << std::endl;
+      const auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg.calls.drain_timeout_ms);
+      const timespec tick{0, 50 * 1000 * 1000};
+      while (registry->active() > 0 && std::chrono::steady_clock::now() < deadline) {
+        if (sigtimedwait(&signals, nullptr, &tick) > 0) break;
+      }
+      std::cerr << "hotline: drained, " << registry->active() << " calls left" << std::endl;
+    }
     std::cerr << "hotline: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", stopping" << std::endl;
     if (audiosocket != nullptr) audiosocket->Stop();
     (*server)->Stop();

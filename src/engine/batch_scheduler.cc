@@ -80,7 +80,7 @@ struct EngineMetrics {
     static EngineMetrics m{
         r.GetGauge("hotline_engine_queue_depth", "Requests waiting for a batch slot"),
         r.GetGauge("hotline_engine_running_sequences", "Sequences in the running batch"),
-        r.GetGauge("hotline_engine_kv_blocks_total", "KV cache blocks in the pool"),
+        r.GetGauge("hotline_engine_kv_blocks_capacity", "KV cache blocks in the pool"),
         r.GetGauge("hotline_engine_kv_blocks_in_use", "KV cache blocks held by sequences"),
         r.GetGauge("hotline_engine_kv_blocks_cached", "KV cache blocks in the prefix cache"),
         r.GetCounter("hotline_engine_prefix_hit_tokens_total",

@@ -7,10 +7,15 @@ namespace hotline::server {
 
 Status CallsConfig::Validate() const {
   if (max_calls < 1 || max_calls > 100000) {
-    return InvalidArgumentError("max_calls must be in [1, 100000], got " + std::to_string(max_calls));
+    return InvalidArgumentError("max_calls must be in [1, 100000], got " +
+                                std::to_string(max_calls));
   }
   if (over_capacity_text.empty() || over_capacity_text.size() > 1000) {
     return InvalidArgumentError("over_capacity_text must be 1..1000 characters");
+  }
+  if (drain_timeout_ms < 0 || drain_timeout_ms > 3600000) {
+    return InvalidArgumentError("drain_timeout_ms must be in [0, 3600000] (an hour), got " +
+                                std::to_string(drain_timeout_ms));
   }
   return Status::Ok();
 }

@@ -157,7 +157,7 @@ void Dashboard::Sample(int64_t unix_ms) {
     } else if (n == "hotline_engine_kv_blocks_in_use") {
       r.engine = true;
       r.kv_in_use = s.value;
-    } else if (n == "hotline_engine_kv_blocks_total") {
+    } else if (n == "hotline_engine_kv_blocks_capacity") {
       r.engine = true;
       r.kv_total = s.value;
     } else if (n == "hotline_engine_batch_sequences") {

@@ -134,7 +134,7 @@ TEST(Dashboard, EngineFiguresAppearWhenAnEngineReportsThem) {
   p.r.GetGauge("hotline_engine_queue_depth", "q").Set(4);
   p.r.GetGauge("hotline_engine_running_sequences", "r").Set(6);
   p.r.GetGauge("hotline_engine_kv_blocks_in_use", "kv").Set(120);
-  p.r.GetGauge("hotline_engine_kv_blocks_total", "kv").Set(512);
+  p.r.GetGauge("hotline_engine_kv_blocks_capacity", "kv").Set(512);
   Histogram& batch =
       p.r.GetHistogram("hotline_engine_batch_sequences", "b", PowersOfTwoBuckets(64));
   Dashboard d(p.r);
