@@ -438,7 +438,9 @@ TEST_F(CallEdgeTest, UpgradesNeedASignatureAndAnAllowedOrigin) {
     for (const auto& [name, value] : c.headers) client.AddUpgradeHeader(name, value);
     const bool ok = client.Connect(server_->port(), c.path);
     EXPECT_EQ(ok, c.accepted) << c.what << ": " << client.error();
-    if (!c.accepted) EXPECT_NE(client.error().find("403"), std::string::npos) << c.what;
+    if (!c.accepted) {
+      EXPECT_NE(client.error().find("403"), std::string::npos) << c.what;
+    }
   }
   EXPECT_GE(metrics_.GetCounter("hotline_twilio_upgrades_refused_total", "").value(), 4u);
 }
