@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "server/calls/audiosocket_server.h"
+
 namespace hotline::server {
 namespace {
 
@@ -123,6 +125,26 @@ TEST(CallRegistry, RejectsTimersOutOfRange) {
   c.no_audio_timeout_ms = 0;
   c.max_call_ms = 0;
   EXPECT_TRUE(c.Validate().ok());
+}
+
+TEST(AudioSocketPeers, AllowListTakesAddressesAndCidrBlocks) {
+  const std::vector<std::string> allowed = {"10.1.0.0/16", "192.0.2.7", "::1", "fd00::/8"};
+  EXPECT_TRUE(AudioSocketPeerAllowed("10.1.200.3", allowed));
+  EXPECT_FALSE(AudioSocketPeerAllowed("10.2.0.1", allowed));
+  EXPECT_TRUE(AudioSocketPeerAllowed("192.0.2.7", allowed));
+  EXPECT_FALSE(AudioSocketPeerAllowed("192.0.2.8", allowed));
+  EXPECT_TRUE(AudioSocketPeerAllowed("::1", allowed));
+  EXPECT_TRUE(AudioSocketPeerAllowed("fd12::5", allowed));
+  EXPECT_FALSE(AudioSocketPeerAllowed("fe80::1", allowed));
+  // An IPv4 peer on a dual-stack socket.
+  EXPECT_TRUE(AudioSocketPeerAllowed("::ffff:10.1.0.9", allowed));
+  EXPECT_FALSE(AudioSocketPeerAllowed("not an address", allowed));
+  EXPECT_TRUE(AudioSocketPeerAllowed("203.0.113.1", {}));  // empty: any peer
+  AudioSocketConfig c;
+  c.allowed_peers = {"10.0.0.0/33"};
+  EXPECT_NE(c.Validate().message().find("allowed_peers"), std::string::npos);
+  c.allowed_peers = {"example.com"};
+  EXPECT_FALSE(c.Validate().ok());
 }
 
 TEST(CallConnection, Pcm16IsLittleEndian) {
