@@ -342,7 +342,11 @@
     }
     state.sampleRate = rate;
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    ws = new WebSocket(scheme + '//' + location.host + '/softphone/ws');
+    // A server with calls.softphone_token wants it on the socket: the page passes on its own
+    // ?token=... (browsers cannot set headers on a WebSocket).
+    const token = new URLSearchParams(location.search).get('token');
+    const query = token ? '?token=' + encodeURIComponent(token) : '';
+    ws = new WebSocket(scheme + '//' + location.host + '/softphone/ws' + query);
     ws.binaryType = 'arraybuffer';
     ws.onopen = () => {
       const start = { type: 'start', version: 1, sample_rate: rate };

@@ -27,10 +27,14 @@ CREATE TABLE IF NOT EXISTS orders(
 CREATE TABLE IF NOT EXISTS refunds(
   id TEXT PRIMARY KEY, customer_id TEXT NOT NULL REFERENCES customers(id),
   order_id TEXT NOT NULL, amount_cents INTEGER NOT NULL, status TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS verification_counters(
+  key TEXT PRIMARY KEY, value INTEGER NOT NULL, expires_ms INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS verification_counters_expiry ON verification_counters(expires_ms);
 )sql";
 
 // PIN storage: PBKDF2-HMAC-SHA256 with a per-customer random salt. PINs have few digits, so the
-// stretching (and the per-call attempt limit in CallerIdentifier) is what slows guessing.
+// stretching (and the attempt limits: per call in CallerIdentifier, across calls in the
+// VerificationLedger) is what slows guessing.
 constexpr int kPinIterations = 20000;
 constexpr size_t kSaltBytes = 16;
 constexpr size_t kHashBytes = 32;
@@ -194,9 +198,18 @@ Result<bool> AccountsDb::VerifyPin(std::string_view customer_id, std::string_vie
     RETURN_IF_ERROR(s.status());
     s.Bind(1, customer_id);
     ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) return false;
-    salt = s.Text(0);
-    hash = s.Text(1);
+    if (row) {
+      salt = s.Text(0);
+      hash = s.Text(1);
+    }
+  }
+  if (hash.empty()) {
+    // No such customer: spend the same work, so that timing does not tell an unknown number from
+    // a wrong PIN.
+    ASSIGN_OR_RETURN(std::string unused,
+                     DerivePin(pin.substr(0, 16), std::string(kSaltBytes, 'x')));
+    (void)unused;
+    return false;
   }
   // Derive even for malformed PINs so that timing does not tell them apart.
   ASSIGN_OR_RETURN(std::string derived, DerivePin(pin.substr(0, 16), salt));
@@ -270,6 +283,62 @@ Result<std::vector<Refund>> AccountsDb::Refunds(std::string_view customer_id) {
     out.push_back(Refund{s.Text(0), s.Text(1), s.Int(2), s.Text(3)});
   }
   return out;
+}
+
+Result<int64_t> AccountsDb::CounterIncrement(std::string_view key, int64_t ttl_ms, int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  // One statement, so that several processes on the same file never lose an increment.
+  Stmt s(db_,
+         "INSERT INTO verification_counters(key, value, expires_ms) VALUES (?1, 1, ?2 + ?3) "
+         "ON CONFLICT(key) DO UPDATE SET "
+         "value = CASE WHEN expires_ms <= ?2 THEN 1 ELSE value + 1 END, "
+         "expires_ms = CASE WHEN expires_ms <= ?2 THEN ?2 + ?3 ELSE expires_ms END "
+         "RETURNING value");
+  RETURN_IF_ERROR(s.status());
+  s.Bind(1, key);
+  s.Bind(2, now_ms);
+  s.Bind(3, ttl_ms);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return InternalError("verification counter update returned no row");
+  const int64_t value = s.Int(0);
+  (void)s.Step();  // completes the statement
+  if (value == 1) {
+    // A new key: drop expired ones, so that numbers tried once do not pile up.
+    Stmt prune(db_, "DELETE FROM verification_counters WHERE expires_ms <= ?");
+    RETURN_IF_ERROR(prune.status());
+    prune.Bind(1, now_ms);
+    RETURN_IF_ERROR(prune.Step().status());
+  }
+  return value;
+}
+
+Result<int64_t> AccountsDb::CounterGet(std::string_view key, int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "SELECT value FROM verification_counters WHERE key = ? AND expires_ms > ?");
+  RETURN_IF_ERROR(s.status());
+  s.Bind(1, key);
+  s.Bind(2, now_ms);
+  ASSIGN_OR_RETURN(bool row, s.Step());
+  return row ? s.Int(0) : int64_t{0};
+}
+
+Status AccountsDb::CounterPut(std::string_view key, int64_t value, int64_t ttl_ms, int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_,
+         "INSERT OR REPLACE INTO verification_counters(key, value, expires_ms) VALUES (?, ?, ?)");
+  RETURN_IF_ERROR(s.status());
+  s.Bind(1, key);
+  s.Bind(2, value);
+  s.Bind(3, now_ms + ttl_ms);
+  return s.Step().status();
+}
+
+Status AccountsDb::CounterDelete(std::string_view key) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "DELETE FROM verification_counters WHERE key = ?");
+  RETURN_IF_ERROR(s.status());
+  s.Bind(1, key);
+  return s.Step().status();
 }
 
 }  // namespace hotline::answer

@@ -84,6 +84,15 @@ class AccountsDb {
   Result<std::vector<Order>> Orders(std::string_view customer_id);
   Result<std::vector<Refund>> Refunds(std::string_view customer_id);
 
+  // Expiring counters (table verification_counters) for the verification ledger
+  // (verification.h): wrong PINs and lock-outs kept across calls and restarts. Times are Unix ms.
+  // Increment: +1, a new or expired key starts at 1 and expires at now_ms + ttl_ms; returns the
+  // new value. CounterGet: 0 when absent or expired.
+  Result<int64_t> CounterIncrement(std::string_view key, int64_t ttl_ms, int64_t now_ms);
+  Result<int64_t> CounterGet(std::string_view key, int64_t now_ms);
+  Status CounterPut(std::string_view key, int64_t value, int64_t ttl_ms, int64_t now_ms);
+  Status CounterDelete(std::string_view key);
+
  private:
   explicit AccountsDb(sqlite3* db) : db_(db) {}
   std::mutex mu_;

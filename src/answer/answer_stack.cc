@@ -123,7 +123,16 @@ Result<std::unique_ptr<AnswerStack>> AnswerStack::Build(const AnswererConfig& co
   if (demo_accounts) RETURN_IF_ERROR(s->accounts_->SeedDemo().WithContext("demo accounts"));
   ASSIGN_OR_RETURN(ToolRegistry tools, CreateDemoTools(*s->accounts_));
   s->tools_ = std::make_unique<ToolRegistry>(std::move(tools));
-  s->identifier_ = std::make_unique<CallerIdentifier>(*s->accounts_, config.caller);
+  s->attempt_counters_.push_back(AccountsAttemptCounters(*s->accounts_));
+  if (store_config.backend == "redis") {
+    s->attempt_counters_.push_back(StoreAttemptCounters(*s->store_));
+  }
+  std::vector<AttemptCounters*> counters;
+  for (const auto& c : s->attempt_counters_) counters.push_back(c.get());
+  s->ledger_ = std::make_unique<VerificationLedger>(config.verification, std::move(counters),
+                                                    options.metrics);
+  s->identifier_ =
+      std::make_unique<CallerIdentifier>(*s->accounts_, config.caller, s->ledger_.get());
 
   std::map<std::string, std::string> tool_for_intent;
   for (const auto& pair : config.tool_intents) {

@@ -8,12 +8,14 @@
 // What it builds and owns, in order: the answer store (memory or Redis, StoreConfig); the
 // knowledge base (config.kb.path or options.kb_path, importing options.kb_csv when given); the
 // accounts database (options.accounts_path, or in-memory demo accounts), its tools and the
-// caller identifier; the intent classifier, trained at start-up on the knowledge base's example
-// questions (each article's questions labelled with its intent); the understander (normalize,
-// redact, entities, intent); L1 (IntentCache with one template per intent: the intent's first
-// article, or config.intent_templates; tool intents get templates filled by their tool); L2
-// (SemanticCache over the classifier's feature space, answers in the store); L3 (ResultCache);
-// and the Answerer over all of them. The language model is borrowed (may be null: no LLM tier).
+// caller identifier with its verification ledger (wrong PINs counted in the accounts database,
+// and in the store too when it is Redis); the intent classifier, trained at start-up on the
+// knowledge base's example questions (each article's questions labelled with its intent); the
+// understander (normalize, redact, entities, intent); L1 (IntentCache with one template per intent:
+// the intent's first article, or config.intent_templates; tool intents get templates filled by
+// their tool); L2 (SemanticCache over the classifier's feature space, answers in the store); L3
+// (ResultCache); and the Answerer over all of them. The language model is borrowed (may be null: no
+// LLM tier).
 //
 // Thread-safety: Build runs once at start-up (it trains on config.intent.threads threads); the
 // built stack is as thread-safe as the Answerer. Blocking: Build reads files and SQLite and
@@ -38,6 +40,7 @@
 #include "answer/store.h"
 #include "answer/tools.h"
 #include "answer/understanding.h"
+#include "answer/verification.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "llm/language_model.h"
@@ -50,6 +53,7 @@ struct AnswerStackOptions {
   std::string accounts_path;    // accounts database; "" = in-memory demo accounts
   llm::LanguageModel* llm = nullptr;  // borrowed; null = no LLM tier
   const Clock* clock = nullptr;       // null = the system clock
+  MetricsRegistry* metrics = nullptr;  // verification counters; null = the global registry
 };
 
 // What Build did, for logs and the start-up banner.
@@ -92,6 +96,8 @@ class AnswerStack {
   std::unique_ptr<KnowledgeBase> kb_;
   std::unique_ptr<AccountsDb> accounts_;
   std::unique_ptr<ToolRegistry> tools_;
+  std::vector<std::unique_ptr<AttemptCounters>> attempt_counters_;
+  std::unique_ptr<VerificationLedger> ledger_;
   std::unique_ptr<CallerIdentifier> identifier_;
   std::unique_ptr<IntentClassifier> classifier_;
   std::unique_ptr<IntentCache> intent_cache_;

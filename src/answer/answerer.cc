@@ -184,7 +184,11 @@ Result<AnswerResult> Answerer::AnswerTurn(std::string_view turn, CallerSession& 
         return RunTool(caller, it->second, q.entities);
       }
       if (parts_.identifier) {
-        if (caller.locked()) return Done(Reply(config_.locked_text, AnswerTierId::kIdentify));
+        if (caller.locked()) {
+          AnswerResult r = Reply(config_.locked_text, AnswerTierId::kIdentify);
+          r.transfer = true;
+          return Done(std::move(r));
+        }
         caller.pending() = CallerSession::PendingRequest{it->second, q.entities};
         return Done(Reply(config_.ask_pin_text, AnswerTierId::kIdentify));
       }
@@ -238,12 +242,12 @@ Result<AnswerResult> Answerer::HandlePin(CallerSession& caller, std::string_view
     }
     case PinOutcome::kWrongPin:
       return Done(Reply(config_.wrong_pin_text, AnswerTierId::kIdentify));
-    case PinOutcome::kLocked:
+    case PinOutcome::kLocked: {
       caller.pending().reset();
-      return Done(Reply(config_.locked_text, AnswerTierId::kIdentify));
-    case PinOutcome::kUnknownCaller:
-      caller.pending().reset();
-      return Done(Reply(config_.unknown_caller_text, AnswerTierId::kIdentify));
+      AnswerResult r = Reply(config_.locked_text, AnswerTierId::kIdentify);
+      r.transfer = true;
+      return Done(std::move(r));
+    }
   }
   return InternalError("unhandled PIN outcome");
 }

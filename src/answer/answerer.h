@@ -117,6 +117,8 @@ struct AnswerResult {
   std::vector<std::string> sentences;  // `text` as the sentences given to on_sentence
   AnswerTierId tier = AnswerTierId::kFallback;
   bool personal = false;
+  // Hand the call to a human agent after this answer (the caller was locked out of verification).
+  bool transfer = false;
   // Stopped by AnswerOptions (cancel raised or on_sentence returned false): `text` is what was
   // produced until then; never cached.
   bool cancelled = false;
@@ -180,6 +182,8 @@ struct AnswererConfig {
   PromptConfig prompt;
   SpeechConfig speech;
   CallerConfig caller;
+  // Wrong PINs across calls: lock-out window and back-off (verification.h).
+  VerificationConfig verification;
   // Which turns the LLM tier may answer (llm_gate.h).
   LlmGateConfig llm_gate;
   // BM25 score above which the best passage is spoken directly (no LLM). Lower answers more
@@ -194,11 +198,13 @@ struct AnswererConfig {
   // How often Answer checks the knowledge base for updates (0: every turn).
   int kb_sync_interval_ms = 1000;
   std::string ask_pin_text = "For your account details, please enter or say your PIN.";
+  // Said after a wrong PIN, and equally after any PIN from a number that has no account: the two
+  // must sound the same, or callers could learn which numbers are customers.
   std::string wrong_pin_text = "That PIN didn't match. Please try again.";
+  // Said when this call's PIN attempts are used up or the number or account is locked out
+  // (verification.*); the call is then transferred to an agent.
   std::string locked_text =
       "I can't access your account on this call. Let me transfer you to an agent.";
-  std::string unknown_caller_text =
-      "I can't find an account for the number you're calling from. Let me transfer you to an agent.";
   std::string fallback_text = "I'm not sure about that. Let me transfer you to an agent.";
 
   template <class V>
@@ -215,6 +221,7 @@ struct AnswererConfig {
     v.Section("prompt", prompt);
     v.Section("speech", speech);
     v.Section("caller", caller);
+    v.Section("verification", verification);
     v.Section("llm_gate", llm_gate);
     v.Field("kb_direct_min_score", kb_direct_min_score, "BM25 score to speak a passage directly");
     v.Field("kb_direct_requires_intent_match", kb_direct_requires_intent_match,
@@ -224,7 +231,6 @@ struct AnswererConfig {
     v.Field("ask_pin_text", ask_pin_text, "Prompt for the caller's PIN");
     v.Field("wrong_pin_text", wrong_pin_text, "Said after a wrong PIN");
     v.Field("locked_text", locked_text, "Said when the caller is locked out");
-    v.Field("unknown_caller_text", unknown_caller_text, "Said when the caller ID has no account");
     v.Field("fallback_text", fallback_text, "Said when no tier can answer");
   }
   Status Validate() const;

@@ -39,16 +39,47 @@ std::string DigitsOf(std::string_view text) {
 Result<PinOutcome> CallerIdentifier::SubmitPin(CallerSession& session, std::string_view pin_text) {
   if (session.locked_) return PinOutcome::kLocked;
   if (session.identified()) return PinOutcome::kIdentified;
-  ASSIGN_OR_RETURN(auto customer, accounts_.FindByPhone(session.caller_id()));
-  if (!customer) return PinOutcome::kUnknownCaller;
-  ASSIGN_OR_RETURN(bool ok, accounts_.VerifyPin(customer->id, DigitsOf(pin_text)));
+  std::vector<std::string> keys = VerificationLedger::KeysFor(session.caller_id(), "");
+  if (ledger_ != nullptr && !keys.empty()) {
+    ASSIGN_OR_RETURN(bool locked, ledger_->Locked(keys));
+    if (locked) {
+      session.locked_ = true;
+      HLOG_WARN("verification refused: the calling number is locked out");
+      return PinOutcome::kLocked;
+    }
+  }
+  std::optional<Customer> customer;
+  if (!session.caller_id().empty()) {
+    ASSIGN_OR_RETURN(customer, accounts_.FindByPhone(session.caller_id()));
+  }
+  if (customer && ledger_ != nullptr) {
+    keys = VerificationLedger::KeysFor(session.caller_id(), customer->id);
+    ASSIGN_OR_RETURN(bool locked, ledger_->Locked(keys));
+    if (locked) {
+      session.locked_ = true;
+      HLOG_WARN("verification refused: the account is locked out");
+      return PinOutcome::kLocked;
+    }
+  }
+  // An unknown number costs the same work as a known one (VerifyPin derives either way).
+  ASSIGN_OR_RETURN(
+      bool ok, accounts_.VerifyPin(customer ? customer->id : std::string(), DigitsOf(pin_text)));
   if (ok) {
+    if (ledger_ != nullptr) RETURN_IF_ERROR(ledger_->RecordSuccess(keys));
     session.customer_id_ = customer->id;
     return PinOutcome::kIdentified;
   }
-  if (++session.failed_attempts_ >= config_.max_pin_attempts) {
+  ++session.failed_attempts_;
+  if (ledger_ != nullptr && !keys.empty()) {
+    ASSIGN_OR_RETURN(auto lockout, ledger_->RecordFailure(keys));
+    if (lockout) {
+      session.locked_ = true;
+      return PinOutcome::kLocked;
+    }
+  }
+  if (session.failed_attempts_ >= config_.max_pin_attempts) {
     session.locked_ = true;
-    HLOG_WARN("caller locked out after {} wrong PINs", session.failed_attempts_);
+    HLOG_WARN("caller locked out for this call after {} wrong PINs", session.failed_attempts_);
     return PinOutcome::kLocked;
   }
   return PinOutcome::kWrongPin;

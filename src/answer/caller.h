@@ -3,7 +3,12 @@
 // The transport gives a caller ID (the calling number); that alone never unlocks personal data,
 // because caller IDs can be spoofed. The caller is identified only when the caller ID matches a
 // customer AND the caller then gives that customer's PIN, by keypad (DTMF) or spoken digits.
-// After max_pin_attempts wrong PINs the session is locked for the rest of the call.
+// After max_pin_attempts wrong PINs the session is locked for the rest of the call; with a
+// VerificationLedger, wrong PINs also count across calls per number and per account, and a
+// locked-out number or account is refused on every call until its lock-out expires.
+//
+// No account enumeration: a number without an account gets exactly the outcomes of a wrong PIN
+// (kWrongPin, then kLocked), with the same key-stretching work, and is counted the same way.
 //
 // One CallerSession per call; it is not shared between calls. Thread-safety: a session is used
 // by its call's thread only (not thread-safe); CallerIdentifier is thread-safe.
@@ -16,6 +21,7 @@
 #include <vector>
 
 #include "answer/accounts.h"
+#include "answer/verification.h"
 #include "common/status.h"
 
 namespace hotline::answer {
@@ -66,13 +72,16 @@ class CallerSession {
   std::vector<std::string> personal_values_;
 };
 
-enum class PinOutcome { kIdentified, kWrongPin, kLocked, kUnknownCaller };
+// kLocked: this call's attempts are used up, or the number or account is locked out (the caller
+// is offered a human agent).
+enum class PinOutcome { kIdentified, kWrongPin, kLocked };
 
 class CallerIdentifier {
  public:
-  // `accounts` must outlive the identifier.
-  CallerIdentifier(AccountsDb& accounts, CallerConfig config)
-      : accounts_(accounts), config_(config) {}
+  // `accounts` and `ledger` (null: attempts are only counted per call) must outlive the
+  // identifier.
+  CallerIdentifier(AccountsDb& accounts, CallerConfig config, VerificationLedger* ledger = nullptr)
+      : accounts_(accounts), config_(config), ledger_(ledger) {}
 
   // Checks `pin_text` (keypad digits, or a normalized utterance whose digits are the PIN: every
   // non-digit is ignored) against the customer that owns the session's caller ID.
@@ -81,6 +90,7 @@ class CallerIdentifier {
  private:
   AccountsDb& accounts_;
   CallerConfig config_;
+  VerificationLedger* ledger_;
 };
 
 // The digits of `text` in order ("one two three four" should be normalized to "1234" first).

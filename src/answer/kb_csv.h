@@ -3,7 +3,8 @@
 // Fields are separated by commas; a field may be quoted ("...") and then contain commas, line
 // breaks and doubled quotes (""). Records end at LF or CRLF outside quotes. Malformed input is an
 // error naming the line: a quote inside an unquoted field, text after a closing quote, an
-// unterminated quoted field, or a field/record past the configured limits.
+// unterminated quoted field, a field/record past the configured limits, or a field that is not
+// valid UTF-8 (the error names the line of the offending byte and the field).
 //
 // Thread-safety: one reader per thread. The reader views `text`, which must outlive it.
 #pragma once
@@ -21,6 +22,10 @@ struct CsvRecord {
   int line = 0;  // 1-based line where the record starts
   std::vector<std::string> fields;
 };
+
+// Offset of the first byte of `text` that does not start a valid UTF-8 sequence (overlong forms
+// and surrogates are invalid), or npos when all of it is UTF-8.
+size_t FirstInvalidUtf8(std::string_view text);
 
 class CsvReader {
  public:

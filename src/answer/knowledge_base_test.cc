@@ -52,6 +52,35 @@ TEST(CsvReader, ErrorsNameTheLine) {
   EXPECT_FALSE(trailing.Next(rec).ok());
 }
 
+TEST(CsvReader, RefusesTextThatIsNotUtf8NamingItsLine) {
+  CsvRecord rec;
+  // Latin-1 "café" on the 2nd line of a quoted multi-line field that starts on line 2.
+  CsvReader latin1("a,b\nok,\"first line\ncaf\xe9\"\n");
+  ASSERT_TRUE(latin1.Next(rec).ok());
+  auto e = latin1.Next(rec);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("line 3"), std::string::npos) << e.status();
+  EXPECT_NE(e.status().message().find("field 2"), std::string::npos) << e.status();
+  EXPECT_NE(e.status().message().find("UTF-8"), std::string::npos) << e.status();
+  // Valid multi-byte text passes; overlong and surrogate forms do not.
+  EXPECT_EQ(FirstInvalidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::string::npos);
+  EXPECT_EQ(FirstInvalidUtf8("x\xc0\xaf"), 1u);     // overlong '/'
+  EXPECT_EQ(FirstInvalidUtf8("\xed\xa0\x80"), 0u);  // a UTF-16 surrogate
+  EXPECT_EQ(FirstInvalidUtf8("ab\xe2\x82"), 2u);    // cut short
+}
+
+TEST(KnowledgeBase, ImportRefusesInvalidUtf8AndKeepsTheOldArticles) {
+  auto kb = OpenMemory();
+  ASSERT_TRUE(kb->ImportCsv(kGood, "kb.csv").ok());
+  const size_t before = kb->All().value().size();
+  std::string bad(kGood);
+  bad.insert(bad.find('\n', bad.find('\n') + 1), "\xff");  // end of the 2nd line
+  auto r = kb->ImportCsv(bad, "bad.csv");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("line 2"), std::string::npos) << r.status();
+  EXPECT_EQ(kb->All().value().size(), before);
+}
+
 TEST(KnowledgeBase, ImportsAndRanksWithBm25) {
   auto kb = OpenMemory();
   auto report = kb->ImportCsv(kGood, "kb.csv");

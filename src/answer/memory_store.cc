@@ -172,6 +172,28 @@ Result<uint64_t> MemoryStore::BumpVersion(std::string_view name) {
   return ++versions_[std::string(name)];
 }
 
+Result<int64_t> MemoryStore::Increment(std::string_view key, std::chrono::milliseconds ttl) {
+  RETURN_IF_ERROR(ValidateStoreKey(key));
+  if (ttl.count() <= 0) return InvalidArgumentError("counter TTL must be positive");
+  std::lock_guard lock(increment_mu_);
+  int64_t value = 1;
+  std::chrono::milliseconds keep = ttl;
+  if (auto remaining = RemainingTtl(key); remaining && remaining->count() > 0) {
+    ASSIGN_OR_RETURN(std::optional<std::string> current, Get(key));
+    if (current) {
+      int64_t n = 0;
+      for (char c : current->substr(0, 18)) {
+        if (c < '0' || c > '9') break;
+        n = n * 10 + (c - '0');
+      }
+      value = n + 1;
+      keep = *remaining;
+    }
+  }
+  RETURN_IF_ERROR(Set(key, std::to_string(value), keep));
+  return value;
+}
+
 void MemoryStore::RaiseVersion(std::string_view name, uint64_t value) {
   std::lock_guard lock(versions_mu_);
   uint64_t& v = versions_[std::string(name)];

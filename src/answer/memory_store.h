@@ -35,6 +35,8 @@ class MemoryStore final : public Store {
   Status Delete(std::string_view key) override;
   Result<std::vector<uint64_t>> Versions(const std::vector<std::string>& names) override;
   Result<uint64_t> BumpVersion(std::string_view name) override;
+  // A counter is an ordinary entry (subject to the memory bound like any other).
+  Result<int64_t> Increment(std::string_view key, std::chrono::milliseconds ttl) override;
   StoreStats Stats() const override;
 
   // Remaining time to live of `key` (nullopt when absent or expired). Used by RedisStore to copy
@@ -54,6 +56,7 @@ class MemoryStore final : public Store {
   int64_t shard_capacity_bytes_;
   std::vector<std::unique_ptr<Shard>> shards_;
 
+  std::mutex increment_mu_;  // serializes Increment's read-modify-write
   mutable std::mutex versions_mu_;
   std::unordered_map<std::string, uint64_t> versions_;
 

@@ -2,6 +2,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "common/log.h"
@@ -86,6 +87,9 @@ Status RedisStoreConfig::Validate() const {
   if (pool_size < 1 || pool_size > 1024) {
     return InvalidArgumentError("pool_size must be in [1, 1024], got " + std::to_string(pool_size));
   }
+  if (!username.empty() && password.empty() && password_env.empty()) {
+    return InvalidArgumentError("username is set but no password (password or password_env)");
+  }
   return local.Validate().WithContext("local");
 }
 
@@ -99,8 +103,17 @@ Result<std::unique_ptr<RedisStore>> RedisStore::Create(const RedisStoreConfig& c
 
 RedisStore::RedisStore(const RedisStoreConfig& config, const Clock* clock,
                        std::unique_ptr<MemoryStore> local)
-    : config_(config), clock_(clock), local_(std::move(local)),
-      backoff_ms_(config.backoff_initial_ms) {}
+    : config_(config),
+      clock_(clock),
+      local_(std::move(local)),
+      backoff_ms_(config.backoff_initial_ms) {
+  password_ = config_.password;
+  if (!config_.password_env.empty()) {
+    if (const char* v = std::getenv(config_.password_env.c_str()); v != nullptr && *v != '\0') {
+      password_ = v;
+    }
+  }
+}
 
 RedisStore::~RedisStore() {
   std::lock_guard lock(mu_);
@@ -150,6 +163,18 @@ redisContext* RedisStore::Acquire(bool ignore_backoff) {
                                             ToTimeval(config_.connect_timeout_ms));
   bool ok = c != nullptr && c->err == 0;
   if (ok) ok = redisSetTimeout(c, ToTimeval(config_.command_timeout_ms)) == REDIS_OK;
+  if (ok && !password_.empty()) {
+    std::vector<std::string> auth = {"AUTH"};
+    if (!config_.username.empty()) auth.push_back(config_.username);
+    auth.push_back(password_);
+    auto replies = Pipeline(c, {auth});
+    if (!replies.ok()) {
+      // Not the password itself: the reply says what Redis refused ("WRONGPASS ...").
+      HLOG_WARN("redis AUTH at {}:{} failed: {}; check store.redis.username and password",
+                config_.host, config_.port, replies.status().message());
+      ok = false;
+    }
+  }
   if (!ok) {
     if (c) {
       HLOG_DEBUG("redis connect to {}:{} failed: {}", config_.host, config_.port, c->errstr);
@@ -292,6 +317,28 @@ Result<uint64_t> RedisStore::BumpVersion(std::string_view name) {
     pending_bumps_.insert(std::string(name));
   }
   return local_->BumpVersion(name);
+}
+
+Result<int64_t> RedisStore::Increment(std::string_view key, std::chrono::milliseconds ttl) {
+  RETURN_IF_ERROR(ValidateStoreKey(key));
+  if (ttl.count() <= 0) return InvalidArgumentError("counter TTL must be positive");
+  if (redisContext* c = Acquire(false)) {
+    static constexpr const char* kScript =
+        "local v = redis.call('INCR', KEYS[1]) "
+        "if v == 1 or redis.call('PTTL', KEYS[1]) < 0 then "
+        "redis.call('PEXPIRE', KEYS[1], ARGV[1]) end "
+        "return v";
+    auto replies = Pipeline(c, {{"EVAL", kScript, "1", config_.key_prefix + std::string(key),
+                                 std::to_string(ttl.count())}});
+    Release(c, replies.ok());
+    if (replies.ok()) {
+      const redisReply* r = (*replies)[0].get();
+      if (r->type == REDIS_REPLY_INTEGER) return static_cast<int64_t>(r->integer);
+      return InternalError("redis: the counter script returned no integer");
+    }
+  }
+  local_fallbacks_.fetch_add(1, std::memory_order_relaxed);
+  return local_->Increment(key, ttl);
 }
 
 Status RedisStore::Ping() {

@@ -46,6 +46,8 @@ class RedisStore final : public Store {
   Status Delete(std::string_view key) override;
   Result<std::vector<uint64_t>> Versions(const std::vector<std::string>& names) override;
   Result<uint64_t> BumpVersion(std::string_view name) override;
+  // INCR and, for a new key, PEXPIRE in one server-side script (atomic across processes).
+  Result<int64_t> Increment(std::string_view key, std::chrono::milliseconds ttl) override;
   StoreStats Stats() const override;
 
   // Sends PING now (ignoring the backoff window); OK when Redis answered. For health checks.
@@ -65,6 +67,7 @@ class RedisStore final : public Store {
   void ReplayPendingBumps(redisContext* ctx);
 
   RedisStoreConfig config_;
+  std::string password_;  // config_.password, or the environment's (password_env)
   const Clock* clock_;
   std::unique_ptr<MemoryStore> local_;
 

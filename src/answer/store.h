@@ -66,6 +66,14 @@ struct RedisStoreConfig {
   // Connections kept open; concurrent callers beyond it wait for a free one (up to the command
   // timeout) and then fall back to the local store.
   int pool_size = 8;
+  // Redis AUTH on every new connection: `username` (Redis 6 ACL user; empty: the default user)
+  // and `password` (empty: no AUTH), or the password from the environment variable named by
+  // password_env when set. Every caller hears the shared answers stored there, so a Redis
+  // reachable by others should require it. (TLS to Redis is not available: Debian 12's hiredis
+  // 0.14 has no TLS support; keep Redis on a private network or a local TLS tunnel.)
+  std::string username;
+  std::string password;
+  std::string password_env;
   // The local store used while Redis is unreachable (and as a copy of what this process saw).
   MemoryStoreConfig local;
 
@@ -79,6 +87,10 @@ struct RedisStoreConfig {
     v.Field("backoff_initial_ms", backoff_initial_ms, "First reconnect delay after a failure");
     v.Field("backoff_max_ms", backoff_max_ms, "Longest reconnect delay");
     v.Field("pool_size", pool_size, "Redis connections kept open");
+    v.Field("username", username, "Redis ACL user for AUTH (empty: the default user)");
+    v.Field("password", password, "Redis AUTH password (empty: no AUTH)");
+    v.Field("password_env", password_env,
+            "Environment variable holding the Redis password (overrides password)");
     v.Section("local", local);
   }
   Status Validate() const;
@@ -128,6 +140,11 @@ class Store {
   virtual Result<std::vector<uint64_t>> Versions(const std::vector<std::string>& names) = 0;
   // Increments a stamp and returns its new value.
   virtual Result<uint64_t> BumpVersion(std::string_view name) = 0;
+
+  // Adds one to the integer counter at `key` and returns the new value; an absent or expired key
+  // starts at 1 and expires `ttl` (> 0) later, which later increments keep (a fixed window).
+  // Atomic among every process sharing the store (Redis). Get(key) reads it as decimal text.
+  virtual Result<int64_t> Increment(std::string_view key, std::chrono::milliseconds ttl) = 0;
 
   virtual StoreStats Stats() const = 0;
 

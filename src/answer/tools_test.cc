@@ -25,8 +25,9 @@ TEST(Caller, IdentifiedOnlyWithCallerIdAndPin) {
   EXPECT_TRUE(alice.identified());
   EXPECT_EQ(alice.customer_id(), "C1001");
 
+  // A number without an account hears what a wrong PIN hears (no account enumeration).
   CallerSession stranger("+19999999999");
-  EXPECT_EQ(id.SubmitPin(stranger, "4821").value(), PinOutcome::kUnknownCaller);
+  EXPECT_EQ(id.SubmitPin(stranger, "4821").value(), PinOutcome::kWrongPin);
   EXPECT_FALSE(stranger.identified());
 }
 

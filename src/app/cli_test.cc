@@ -64,6 +64,28 @@ TEST(RedactedConfigYaml, HidesTokensAndUrlPasswords) {
   EXPECT_NE(yaml.find("audiosocket:"), std::string::npos);
 }
 
+TEST(RedactedConfigYaml, HidesTheCallEdgesSecrets) {
+  HotlineConfig cfg;
+  cfg.twilio.auth_token = "twilio-auth-0123456789";
+  cfg.calls.softphone_token = "softphone-0123456789";
+  cfg.store.redis.password = "redis-pw-0123456789";
+  const std::string yaml = RedactedConfigYaml(cfg);
+  for (const char* secret : {"twilio-auth", "softphone-0123", "redis-pw"}) {
+    EXPECT_EQ(yaml.find(secret), std::string::npos) << secret << "\n" << yaml;
+  }
+  EXPECT_NE(yaml.find("auth_token: <redacted>"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("softphone_token: <redacted>"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("password: <redacted>"), std::string::npos) << yaml;
+}
+
+TEST(LoadHotlineConfig, LogFormatIsTextOrJson) {
+  EXPECT_TRUE(LoadHotlineConfig("", {"log.format=json"}).ok());
+  EXPECT_TRUE(LoadHotlineConfig("", {"log.format=text"}).ok());
+  auto bad = LoadHotlineConfig("", {"log.format=xml"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("format"), std::string::npos) << bad.status();
+}
+
 // Writes `text` to a fresh file under the test temp dir; returns its path.
 std::string WriteConfig(const std::string& name, const std::string& text) {
   const std::filesystem::path p = std::filesystem::temp_directory_path() /

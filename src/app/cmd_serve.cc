@@ -178,6 +178,26 @@ int RunServe(std::span<const std::string> argv) {
       if (Status s = audiosocket->Start(); !s.ok()) return Fail(s);
     }
     dashboard.Start();
+    // Trust of the call edge: say plainly what is not checked.
+    if (cfg.twilio.EffectiveAuthToken().empty()) {
+      HLOG_WARN(
+          "twilio: no auth token (twilio.auth_token, HOTLINE_TWILIO_AUTH_TOKEN or "
+          "TWILIO_AUTH_TOKEN): X-Twilio-Signature is NOT checked, anyone can open /twilio; "
+          "{}",
+          cfg.twilio.trust_unsigned_caller_id
+              ? "caller numbers are believed anyway (twilio.trust_unsigned_caller_id)"
+              : "its callers are treated as anonymous");
+    } else if (!cfg.twilio.validate_signature) {
+      HLOG_WARN("twilio: twilio.validate_signature is off: X-Twilio-Signature is NOT checked");
+    }
+    if (audiosocket != nullptr && cfg.audiosocket.allowed_peers.empty() &&
+        cfg.audiosocket.host != "127.0.0.1" && cfg.audiosocket.host != "::1" &&
+        cfg.audiosocket.host != "localhost") {
+      HLOG_WARN(
+          "audiosocket: listening on {} with no audiosocket.allowed_peers: any host that "
+          "reaches the port can place calls",
+          cfg.audiosocket.host);
+    }
     std::cerr << "hotline: answering calls at " << (*server)->Url("/twilio", "ws");
     if (audiosocket != nullptr) {
       std::cerr << " and AudioSocket tcp://" << cfg.audiosocket.host << ":" << audiosocket->port();

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "common/log.h"
+#include "common/log_format.h"
 
 namespace hotline {
 
@@ -133,13 +134,25 @@ Result<HotlineConfig> LoadHotlineConfig(const std::string& path,
     cfg.llm.engine.engine.model_path = DemoModelPath();
   }
   RETURN_IF_ERROR(ValidateConfig(cfg));
+  SetLogFormat(cfg.log.format);
   return cfg;
+}
+
+Status LogConfig::Validate() const {
+  if (format == "text" || format == "json") return Status::Ok();
+  return InvalidArgumentError("format must be text or json, got '" + format + "'");
 }
 
 namespace {
 
 bool IsSecretKey(const std::string& key) {
-  return key == "token" || key == "password" || key == "secret" || key == "api_key";
+  if (key == "token" || key == "password" || key == "secret" || key == "api_key") return true;
+  // twilio.auth_token, calls.softphone_token, store.redis.password, ...
+  for (const char* suffix : {"_token", "_password", "_secret"}) {
+    const std::string s(suffix);
+    if (key.size() > s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0) return true;
+  }
+  return false;
 }
 
 // "redis://user:pass@host:6379" -> "redis://<redacted>@host:6379".

@@ -51,6 +51,18 @@ std::string DemoModelPath();
 llm::LlmConfig DemoLlmConfig();
 answer::AnswererConfig DemoAnswererConfig();
 
+// The `log` section: how log lines are written (the level is log_level).
+struct LogConfig {
+  // "text" (time, level, message) or "json" (one JSON object per line, for log shippers).
+  std::string format = "text";
+
+  template <class V>
+  void Visit(V& v) {
+    v.Field("format", format, "text | json (one JSON object per log line)");
+  }
+  Status Validate() const;
+};
+
 struct HotlineConfig {
   // trace|debug|info|warn|error|off. debug logs every turn's stages; info is for production.
   std::string log_level = "info";
@@ -68,6 +80,7 @@ struct HotlineConfig {
   server::TwilioConfig twilio;
   server::AudioSocketConfig audiosocket;
   server::AdminConfig admin;
+  LogConfig log;
 
   template <class V>
   void Visit(V& v) {
@@ -86,12 +99,14 @@ struct HotlineConfig {
     v.Section("twilio", twilio);
     v.Section("audiosocket", audiosocket);
     v.Section("admin", admin);
+    v.Section("log", log);
   }
   Status Validate() const;
 };
 
 // Reads `path` (empty: defaults only), applies each "a.b=value" of `overrides` in order, fills
-// an empty llm.engine.model_path of the engine backend with DemoModelPath(), then validates.
+// an empty llm.engine.model_path of the engine backend with DemoModelPath(), then validates
+// and applies log.format to the process's log.
 // Errors name the file line or the override. Keys that moved (twilio.max_calls,
 // twilio.over_capacity_text, audiosocket.over_capacity_text -> calls.*) are still read, with a
 // warning naming the new key; the old and the new key both set is an error.

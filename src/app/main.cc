@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "answer/pii.h"
 #include "app/cli.h"
 #include "common/log.h"
 
@@ -26,6 +27,9 @@ int main(int argc, char** argv) {
   // Logs go to stderr from the start, so a command's stdout (tables, --json) carries only its
   // output; commands may set their own level later.
   hotline::InitLogging("info");
+  // Every command's log passes through the personal-data redactor (card numbers, PINs, phone
+  // numbers never reach a log line).
+  hotline::SetLogRedactor(hotline::answer::MakePiiLogRedactor());
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     PrintHelp();

@@ -1,11 +1,14 @@
 #include "common/log.h"
-
-#include <memory>
-#include <mutex>
-#include <shared_mutex>
+#include "common/log_format.h"
 
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
 
 namespace hotline {
 namespace {
@@ -42,10 +45,138 @@ void SetLogRedactor(Redactor redactor) {
   CurrentRedactor() = std::move(redactor);
 }
 
+namespace {
+
+std::atomic<bool> g_json{false};
+
+constexpr const char* kTextPattern = "%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v";
+constexpr const char* kJsonPattern =
+    "{\"time\":\"%Y-%m-%dT%H:%M:%S.%e\",\"level\":\"%l\",\"msg\":\"%v\"}";
+
+bool NeedsEscape(unsigned char c) { return c < 0x20 || c == 0x7f; }
+
+// Length of the valid UTF-8 sequence at text[i], or 0.
+size_t Utf8Length(std::string_view text, size_t i) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  size_t n;
+  uint32_t cp;
+  if (c < 0x80) return 1;
+  if ((c & 0xe0) == 0xc0) {
+    n = 2;
+    cp = c & 0x1f;
+  } else if ((c & 0xf0) == 0xe0) {
+    n = 3;
+    cp = c & 0x0f;
+  } else if ((c & 0xf8) == 0xf0) {
+    n = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > text.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    const auto d = static_cast<unsigned char>(text[i + k]);
+    if ((d & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (d & 0x3f);
+  }
+  // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
+  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+      (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) {
+    return 0;
+  }
+  return n;
+}
+
+// `text` as the inside of a JSON string.
+std::string JsonEscaped(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size() + 8);
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(static_cast<char>(c));
+      ++i;
+    } else if (c < 0x20 || c == 0x7f) {
+      out += "\\u00";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+      ++i;
+    } else if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+      ++i;
+    } else if (const size_t n = Utf8Length(text, i); n > 0) {
+      out.append(text.substr(i, n));
+      i += n;
+    } else {
+      out += "\\ufffd";
+      ++i;
+    }
+  }
+  return out;
+}
+
+void AppendEscaped(std::string& out, unsigned char c) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  switch (c) {
+    case '\n':
+      out += "\\n";
+      return;
+    case '\r':
+      out += "\\r";
+      return;
+    case '\t':
+      out += "\\t";
+      return;
+    default:
+      out += "\\x";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+  }
+}
+
+}  // namespace
+
 std::string RedactForLog(std::string_view text) {
-  std::shared_lock lock(RedactorMutex());
-  const Redactor& r = CurrentRedactor();
-  return r ? r(text) : std::string(text);
+  std::string redacted;
+  {
+    std::shared_lock lock(RedactorMutex());
+    const Redactor& r = CurrentRedactor();
+    redacted = r ? r(text) : std::string(text);
+  }
+  if (g_json.load(std::memory_order_relaxed)) return JsonEscaped(redacted);
+  size_t i = 0;
+  while (i < redacted.size() && !NeedsEscape(static_cast<unsigned char>(redacted[i]))) ++i;
+  if (i == redacted.size()) return redacted;  // the usual case: nothing to escape
+  std::string out = redacted.substr(0, i);
+  for (; i < redacted.size(); ++i) {
+    const auto c = static_cast<unsigned char>(redacted[i]);
+    if (NeedsEscape(c)) {
+      AppendEscaped(out, c);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
+std::string LogEscape(std::string_view text, size_t max_bytes) {
+  std::string out;
+  const std::string_view kept = text.substr(0, max_bytes);
+  out.reserve(kept.size() + 8);
+  for (char ch : kept) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (NeedsEscape(c)) {
+      AppendEscaped(out, c);
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else {
+      out.push_back(ch);
+    }
+  }
+  if (text.size() > max_bytes) out += "...";
+  return out;
 }
 
 bool InitLogging(std::string_view level) {
@@ -56,7 +187,14 @@ bool InitLogging(std::string_view level) {
   if (!logger) logger = spdlog::stderr_color_mt("hotline");
   spdlog::set_default_logger(logger);
   spdlog::set_level(lvl);
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  spdlog::set_pattern(g_json.load() ? kJsonPattern : kTextPattern);
+  return true;
+}
+
+bool SetLogFormat(std::string_view format) {
+  if (format != "text" && format != "json") return false;
+  g_json.store(format == "json");
+  spdlog::set_pattern(format == "json" ? kJsonPattern : kTextPattern);
   return true;
 }
 

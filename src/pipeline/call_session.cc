@@ -721,9 +721,11 @@ void CallSession::Core::SubmitDtmf() {
       self->turns[idx].answer = result->text;
       self->turns[idx].tier = result->tier;
       self->turns[idx].personal = result->personal;
+      if (result->transfer) self->turns[idx].outcome = "transfer";
     }
-    self->PostSpeak(idx, token, {result->text}, result->personal, true, AfterSpeech::kNone, "",
-                    busy);
+    self->PostSpeak(idx, token, {result->text}, result->personal, true,
+                    result->transfer ? AfterSpeech::kTransfer : AfterSpeech::kNone,
+                    result->transfer ? "caller not verified" : "", busy);
   });
   if (!s.ok()) Error(idx, "overload", s);
 }
@@ -836,7 +838,7 @@ void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token,
                           self->misses < self->res.call.fallback_retries;
     self->misses = result->fallback ? self->misses + 1 : 0;
     if (rephrase) result->text = self->res.call.rephrase_text;
-    const bool transfer = result->fallback && !rephrase;
+    const bool transfer = (result->fallback && !rephrase) || result->transfer;
     {
       std::lock_guard lock(self->mu);
       TurnReport& t = self->turns[idx];
@@ -856,7 +858,9 @@ void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token,
                           self->history.end() - static_cast<ptrdiff_t>(keep));
     }
     AfterSpeech after = transfer ? AfterSpeech::kTransfer : AfterSpeech::kNone;
-    std::string reason = transfer ? "no answer tier could answer" : "";
+    std::string reason = result->transfer ? "caller not verified"
+                         : transfer       ? "no answer tier could answer"
+                                          : "";
     std::vector<std::string> pieces;
     if (!result->streamed) pieces.push_back(result->text);
     self->PostSpeak(idx, token, std::move(pieces), result->personal, true, after, reason, busy);

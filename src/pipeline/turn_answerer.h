@@ -36,6 +36,7 @@ struct TurnAnswer {
   TurnTier tier = TurnTier::kFallback;  // the tier that answered
   bool personal = false;     // carries this caller's data: never cached (text or audio)
   bool fallback = false;     // no tier could answer: the call is handed to a human
+  bool transfer = false;     // hand the call to a human after this answer (verification lock-out)
   bool streamed = false;     // every sentence already went through hooks.on_sentence
   std::vector<std::string> sentences;  // `text` as sentences
   double llm_first_token_ms = -1;  // Answer call → the model's first token (model tier only)

@@ -66,6 +66,9 @@ ConnectionSlot::~ConnectionSlot() {
     if (admitted_) {
       --shared_->admitted;
       shared_->metrics.connections_active.Set(shared_->admitted);
+      if (auto it = shared_->per_address.find(address_); it != shared_->per_address.end()) {
+        if (--it->second <= 0) shared_->per_address.erase(it);
+      }
     } else {
       --shared_->rejecting;
     }
@@ -101,10 +104,18 @@ class Acceptor : public std::enable_shared_from_this<Acceptor> {
     shared_->metrics.connections_total.Increment();
     bool admitted = false;
     bool rejected = false;
+    beast::error_code peer_ec;
+    const auto peer = socket.remote_endpoint(peer_ec);
+    const std::string address = peer_ec ? std::string() : peer.address().to_string();
+    std::string refusal;
     {
       std::lock_guard lock(shared_->mu);
-      if (shared_->admitted < shared_->config.max_connections) {
+      const int from_address =
+          shared_->per_address.count(address) ? shared_->per_address.find(address)->second : 0;
+      if (shared_->admitted < shared_->config.max_connections &&
+          from_address < shared_->config.max_connections_per_address) {
         ++shared_->admitted;
+        ++shared_->per_address[address];
         admitted = true;
         shared_->metrics.connections_active.Set(shared_->admitted);
       } else if (shared_->rejecting < 64) {
@@ -113,13 +124,20 @@ class Acceptor : public std::enable_shared_from_this<Acceptor> {
         rejected = true;  // too many even to answer: drop
       }
     }
-    if (!admitted) shared_->metrics.connections_rejected.Increment();
+    if (!admitted) {
+      shared_->metrics.connections_rejected.Increment();
+      std::lock_guard lock(shared_->mu);
+      refusal = shared_->admitted >= shared_->config.max_connections
+                    ? "server at max_connections=" + std::to_string(shared_->config.max_connections)
+                    : "too many connections from " + address + " (max_connections_per_address=" +
+                          std::to_string(shared_->config.max_connections_per_address) + ")";
+    }
     if (rejected) {
       beast::error_code ignored;
       socket.close(ignored);
     } else {
       StartHttpSession(shared_, std::move(socket),
-                       std::make_unique<ConnectionSlot>(shared_, admitted));
+                       std::make_unique<ConnectionSlot>(shared_, admitted, address, refusal));
     }
     Accept();
   }
@@ -241,6 +259,8 @@ Status HttpServer::Start() {
           return;
         } catch (const std::exception& e) {  // a handler bug must not take the process down
           HLOG_ERROR("server: I/O handler threw: {}", e.what());
+        } catch (...) {
+          HLOG_ERROR("server: I/O handler threw a non-standard exception");
         }
       }
     });

@@ -372,6 +372,79 @@ TEST(HttpServer, BadUpgradesAreRefused) {
   EXPECT_EQ(log->closes, 0);  // no handler was made for a refused upgrade
 }
 
+TEST(HttpServer, OneAddressCannotTakeEveryConnection) {
+  ServerConfig cfg = TestConfig();
+  cfg.max_connections_per_address = 2;
+  auto server = MustCreate(cfg);
+  ASSERT_TRUE(server->Start().ok());
+  RawClient a(server->port());
+  RawClient b(server->port());
+  ASSERT_TRUE(WaitFor([&] { return server->active_connections() == 2; }));
+  RawClient c(server->port());
+  ASSERT_TRUE(c.Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  std::string r = c.ReadAll();
+  EXPECT_EQ(StatusOf(r), 503) << r;
+  EXPECT_NE(r.find("max_connections_per_address=2"), std::string::npos) << r;
+  a.Close();
+  ASSERT_TRUE(WaitFor([&] { return server->active_connections() == 1; }));
+  RawClient d(server->port());
+  ASSERT_TRUE(d.Send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  EXPECT_EQ(StatusOf(d.ReadAll()), 200);
+}
+
+// Unfinished messages are charged to a server-wide budget: the socket whose partial message
+// takes the total past it is closed with 1013, and the others keep working.
+TEST(HttpServer, PartialWebSocketMessagesShareOneBudget) {
+  ServerConfig cfg = TestConfig();
+  cfg.max_ws_message_bytes = 64 << 10;
+  cfg.max_ws_buffered_bytes = 100 << 10;
+  auto server = MustCreate(cfg);
+  auto log = std::make_shared<EchoHandler::Log>();
+  ASSERT_TRUE(server->HandleWebSocket("/ws", EchoFactory(log)).ok());
+  ASSERT_TRUE(server->Start().ok());
+  // A masked text frame without FIN: the start of a message that never ends.
+  auto partial = [](size_t n) {
+    std::string f;
+    f.push_back(static_cast<char>(0x01));        // FIN=0, opcode text
+    f.push_back(static_cast<char>(0x80 | 126));  // masked, 16-bit length (n < 64 KiB)
+    f.push_back(static_cast<char>((n >> 8) & 0xff));
+    f.push_back(static_cast<char>(n & 0xff));
+    f.append("\0\0\0\0", 4);  // zero mask
+    f.append(n, 'x');
+    return f;
+  };
+  auto upgrade = [&](RawClient& c) {
+    EXPECT_TRUE(
+        c.Send("GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+               "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"));
+    std::string head =
+        c.ReadUntil([](const std::string& b) { return b.find("\r\n\r\n") != std::string::npos; });
+    EXPECT_EQ(StatusOf(head), 101) << head;
+  };
+  RawClient a(server->port());
+  RawClient b(server->port());
+  upgrade(a);
+  upgrade(b);
+  ASSERT_TRUE(a.Send(partial(60 << 10)));  // 60 KiB held
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(b.Send(partial(60 << 10)));  // 120 KiB > 100 KiB: b is closed
+  std::string closed = b.ReadUntil(
+      [](const std::string& buf) { return buf.find("unfinished") != std::string::npos; });
+  EXPECT_NE(closed.find("\x03\xf5"), std::string::npos) << "close 1013";
+  EXPECT_NE(closed.find("unfinished messages"), std::string::npos);
+  // a is still open: it finishes its message and gets the echo.
+  std::string fin;
+  fin.push_back(static_cast<char>(0x80));  // FIN=1, continuation
+  fin.push_back(static_cast<char>(0x80 | 2));
+  fin.append("\0\0\0\0", 4);
+  fin.append("!!");
+  ASSERT_TRUE(a.Send(fin));
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard lock(log->mu);
+    return log->messages >= 1;
+  }));
+}
+
 TEST(HttpServer, ConnectionsOverTheLimitGet503AndClose1013) {
   ServerConfig cfg = TestConfig();
   cfg.max_connections = 2;

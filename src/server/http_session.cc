@@ -201,8 +201,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     if (!slot_->admitted()) {
       if (upgrade) return StartWsSession(shared_, std::move(socket_), std::move(slot_),
                                          std::move(req), nullptr, nullptr);
-      return SendError(503, "server at max_connections=" + std::to_string(cfg.max_connections) +
-                                "; retry later");
+      return SendError(503, slot_->refusal() + "; retry later");
     }
     auto it = shared_->routes.find(request.path);
     const std::vector<Route>* routes = it == shared_->routes.end() ? nullptr : &it->second;

@@ -32,6 +32,9 @@ Status ServerConfig::Validate() const {
   RETURN_IF_ERROR(Range("max_send_queue_bytes", max_send_queue_bytes, 1024, int64_t{1} << 32));
   RETURN_IF_ERROR(Range("idle_timeout_ms", idle_timeout_ms, 10, 24 * 3600 * 1000));
   RETURN_IF_ERROR(Range("max_connections", max_connections, 1, 1 << 20));
+  RETURN_IF_ERROR(Range("max_connections_per_address", max_connections_per_address, 1, 1 << 20));
+  RETURN_IF_ERROR(Range("max_ws_buffered_bytes", max_ws_buffered_bytes, max_ws_message_bytes,
+                        int64_t{1} << 40));
   RETURN_IF_ERROR(Range("stop_timeout_ms", stop_timeout_ms, 0, 600000));
   return Status::Ok();
 }

@@ -3,8 +3,9 @@
 //
 // Every limit exists so that one bad or slow client costs the server a bounded amount of memory
 // and time, and gets a clear answer: a request head over max_header_bytes gets 431, a body over
-// max_request_body_bytes 413, a connection over max_connections 503 (or WebSocket close 1013), a
-// WebSocket message over max_ws_message_bytes close 1009.
+// max_request_body_bytes 413, a connection over max_connections or max_connections_per_address
+// 503 (or WebSocket close 1013), a WebSocket message over max_ws_message_bytes close 1009, a
+// partial message past the server-wide max_ws_buffered_bytes close 1013.
 //
 // Thread-safety: a value; load once, share const.
 #pragma once
@@ -65,6 +66,15 @@ struct ServerConfig {
   int idle_timeout_ms = 30000;
   // Open connections (HTTP and WebSocket together); more get 503 / close 1013.
   int max_connections = 1024;
+  // Open connections from one client address; more get 503 / close 1013, so that one host
+  // cannot take every place. Raise it when many clients share an address (a proxy, Twilio's
+  // edge behind a NAT).
+  int max_connections_per_address = 256;
+  // Bytes of unfinished WebSocket messages buffered across all connections; a connection whose
+  // partial message would take the total past it is closed (1013). One socket may buffer up to
+  // max_ws_message_bytes, so without a server-wide budget many sockets could hold
+  // connections × max_ws_message_bytes.
+  int64_t max_ws_buffered_bytes = 64ll << 20;
   // On Stop(): how long open connections get to finish before they are cut.
   int stop_timeout_ms = 5000;
   OpenAiApiConfig openai;
@@ -85,6 +95,10 @@ struct ServerConfig {
             "Bytes queued for one slow client before sends fail or wait");
     v.Field("idle_timeout_ms", idle_timeout_ms, "Close connections idle this long (ms)");
     v.Field("max_connections", max_connections, "Open connections (503 / close 1013 above)");
+    v.Field("max_connections_per_address", max_connections_per_address,
+            "Open connections from one client address (503 / close 1013 above)");
+    v.Field("max_ws_buffered_bytes", max_ws_buffered_bytes,
+            "Unfinished WebSocket message bytes buffered, all connections together");
     v.Field("stop_timeout_ms", stop_timeout_ms, "Grace period for connections on stop (ms)");
     v.Section("openai", openai);
   }

@@ -6,12 +6,12 @@
 // hold only weak references to sessions.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/http.hpp>
-
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -80,6 +80,9 @@ struct HttpServer::Shared {
   uint64_t next_session_id = 1;
   int admitted = 0;   // connections within max_connections
   int rejecting = 0;  // connections over the limit, being answered 503 / 1013
+  std::map<std::string, int, std::less<>> per_address;  // admitted connections by client address
+  // Bytes of unfinished WebSocket messages buffered by every connection (max_ws_buffered_bytes).
+  std::atomic<int64_t> ws_buffered{0};
   bool stopping = false;
 
   // Registers a session; returns its id.
@@ -97,13 +100,23 @@ struct HttpServer::Shared {
 // Moves from the HTTP session to the WebSocket session on upgrade.
 class ConnectionSlot {
  public:
-  ConnectionSlot(HttpServer::Shared* shared, bool admitted) : shared_(shared), admitted_(admitted) {}
+  // `address`: the client's address, counted under max_connections_per_address while admitted.
+  ConnectionSlot(HttpServer::Shared* shared, bool admitted, std::string address = {},
+                 std::string refusal = {})
+      : shared_(shared),
+        admitted_(admitted),
+        address_(std::move(address)),
+        refusal_(std::move(refusal)) {}
   ~ConnectionSlot();
   bool admitted() const { return admitted_; }
+  // Why a connection that is not admitted is refused ("server at max_connections=...").
+  const std::string& refusal() const { return refusal_; }
 
  private:
   HttpServer::Shared* shared_;
   bool admitted_;
+  std::string address_;
+  std::string refusal_;
 };
 
 class WsConnectionImpl;

@@ -151,9 +151,7 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
     // Our own check in OnRead enforces the limit with a reason; this is a backstop.
     ws_.read_message_max(static_cast<uint64_t>(cfg.max_ws_message_bytes) + kReadChunk + 1);
     if (!slot_->admitted()) {
-      conn_->Close(kCloseTryAgainLater, "server at max_connections=" +
-                                            std::to_string(cfg.max_connections) +
-                                            "; try again later");
+      conn_->Close(kCloseTryAgainLater, slot_->refusal() + "; try again later");
     }
     auto req = std::make_shared<http::request<http::string_body>>(std::move(upgrade));
     ws_.async_accept(*req, [self = shared_from_this(), req](beast::error_code ec) {
@@ -241,6 +239,7 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
     }
     if (rbuf_.size() > static_cast<size_t>(shared_->config.max_ws_message_bytes)) {
       shared_->metrics.ws_too_big.Increment();
+      ReleaseBuffered();
       discard_ = true;
       rbuf_.consume(rbuf_.size());
       conn_->CloseNow(kCloseTooBig, "message exceeds server.max_ws_message_bytes=" +
@@ -248,7 +247,27 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
       Pump();
       return Read();
     }
+    if (!ws_.is_message_done()) {
+      // A partial message: charge what it holds to the server-wide budget.
+      const auto held = static_cast<int64_t>(rbuf_.size());
+      const int64_t total = shared_->ws_buffered.fetch_add(held - charged_) + (held - charged_);
+      charged_ = held;
+      if (total > shared_->config.max_ws_buffered_bytes) {
+        ReleaseBuffered();
+        discard_ = true;
+        rbuf_.consume(rbuf_.size());
+        HLOG_WARN(
+            "server: WebSocket from {} closed: unfinished messages of all connections "
+            "exceed server.max_ws_buffered_bytes={}",
+            conn_->remote(), shared_->config.max_ws_buffered_bytes);
+        conn_->CloseNow(kCloseTryAgainLater,
+                        "server-wide buffer for unfinished messages is full; try again later");
+        Pump();
+        return Read();
+      }
+    }
     if (ws_.is_message_done()) {
+      ReleaseBuffered();
       shared_->metrics.ws_messages_received.Increment();
       auto data = rbuf_.cdata();
       std::string_view view(static_cast<const char*>(data.data()), data.size());
@@ -283,9 +302,15 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
     Finish(close_code_, close_reason_);
   }
 
+  void ReleaseBuffered() {
+    if (charged_ != 0) shared_->ws_buffered.fetch_sub(charged_);
+    charged_ = 0;
+  }
+
   void Finish(uint16_t code, std::string reason) {
     if (finished_) return;
     finished_ = true;
+    ReleaseBuffered();
     DisarmWriteTimer();
     conn_->MarkClosed();
     if (handler_) {
@@ -309,6 +334,7 @@ class WsSession : public Session, public std::enable_shared_from_this<WsSession>
   std::shared_ptr<WsConnectionImpl> conn_;
   uint64_t id_ = 0;
   beast::flat_buffer rbuf_;
+  int64_t charged_ = 0;  // bytes of rbuf_ counted in Shared::ws_buffered
   WsConnectionImpl::Item current_;
   uint16_t close_code_ = kCloseNormal;
   std::string close_reason_;

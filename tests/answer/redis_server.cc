@@ -46,7 +46,10 @@ bool Pings(int port) {
   bool ok = false;
   if (c->err == 0) {
     auto* r = static_cast<redisReply*>(redisCommand(c, "PING"));
-    ok = r != nullptr && r->type == REDIS_REPLY_STATUS;
+    // PONG, or (with --requirepass) NOAUTH: either way the server is up and answering.
+    ok = r != nullptr &&
+         (r->type == REDIS_REPLY_STATUS ||
+          (r->type == REDIS_REPLY_ERROR && std::string(r->str, r->len).rfind("NOAUTH", 0) == 0));
     if (r) freeReplyObject(r);
   }
   redisFree(c);
@@ -72,6 +75,7 @@ Status RedisServer::Launch() {
   std::vector<std::string> args{"redis-server", "--port",       port,  "--bind", "127.0.0.1",
                                 "--save",       "",             "--appendonly", "no",
                                 "--loglevel",   "warning"};
+  args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -8,6 +8,9 @@
 
 #include <sys/types.h>
 
+#include <string>
+#include <vector>
+
 #include "common/status.h"
 
 namespace hotline::testing {
@@ -20,6 +23,8 @@ class RedisServer {
   RedisServer& operator=(const RedisServer&) = delete;
 
   Status Start();    // on a new free port
+  // Extra redis-server arguments for the next Start/Restart ("--requirepass", "pw").
+  void SetExtraArgs(std::vector<std::string> args) { extra_args_ = std::move(args); }
   Status Restart();  // on the same port
   void Kill();
   int port() const { return port_; }
@@ -29,6 +34,7 @@ class RedisServer {
   Status Launch();
   int port_ = 0;
   pid_t pid_ = -1;
+  std::vector<std::string> extra_args_;
 };
 
 }  // namespace hotline::testing

@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <thread>
 
+#include "answer/accounts.h"
 #include "answer/result_cache.h"
+#include "answer/verification.h"
 #include "redis_server.h"
 
 namespace hotline::answer {
@@ -130,6 +133,63 @@ TEST(RedisStore, UnreachableFromTheStartServesLocally) {
   EXPECT_EQ(GetOrDie(*store, "k"), "v");
   EXPECT_FALSE(store->Ping().ok());
   EXPECT_GE(store->Stats().remote_errors, 1u);
+}
+
+// Counters for the verification ledger: atomic across stores (nodes), with a fixed window.
+TEST_F(RedisStoreTest, IncrementIsSharedAndKeepsItsWindow) {
+  EXPECT_EQ(a_->Increment("pin:fail:x", milliseconds(300)).value(), 1);
+  EXPECT_EQ(b_->Increment("pin:fail:x", milliseconds(300)).value(), 2);
+  EXPECT_EQ(GetOrDie(*a_, "pin:fail:x"), "2");
+  std::this_thread::sleep_for(milliseconds(400));
+  EXPECT_EQ(b_->Increment("pin:fail:x", milliseconds(300)).value(), 1);
+}
+
+// Two nodes with their own accounts databases share lock-outs through Redis: wrong PINs spread
+// over both lock the number on both.
+TEST_F(RedisStoreTest, WrongPinsOnTwoNodesLockTheNumberOnBoth) {
+  auto db_a = AccountsDb::Open(":memory:", true).value();
+  auto db_b = AccountsDb::Open(":memory:", true).value();
+  auto local_a = AccountsAttemptCounters(*db_a);
+  auto local_b = AccountsAttemptCounters(*db_b);
+  auto shared_a = StoreAttemptCounters(*a_);
+  auto shared_b = StoreAttemptCounters(*b_);
+  MetricsRegistry metrics;
+  VerificationConfig c;
+  c.max_failures = 4;
+  VerificationLedger node_a(c, {local_a.get(), shared_a.get()}, &metrics);
+  VerificationLedger node_b(c, {local_b.get(), shared_b.get()}, &metrics);
+  const auto keys = VerificationLedger::KeysFor("+15550100", "C1001");
+  for (int i = 0; i < 3; ++i) {
+    auto& node = i % 2 == 0 ? node_a : node_b;
+    EXPECT_FALSE(node.RecordFailure(keys).value().has_value()) << i;
+  }
+  EXPECT_TRUE(node_b.RecordFailure(keys).value().has_value());
+  EXPECT_TRUE(node_a.Locked(keys).value());
+  EXPECT_TRUE(node_b.Locked(keys).value());
+}
+
+TEST(RedisAuth, ConnectsWithThePasswordAndFallsBackWithoutIt) {
+  testing::RedisServer server;
+  server.SetExtraArgs({"--requirepass", "pw-for-tests"});
+  ASSERT_TRUE(server.Start().ok());
+  RedisStoreConfig good = ConfigFor(server.port());
+  good.password = "pw-for-tests";
+  auto with = RedisStore::Create(good).value();
+  EXPECT_TRUE(with->Ping().ok());
+  ASSERT_TRUE(with->Set("k", "v", milliseconds(10'000)).ok());
+
+  RedisStoreConfig bad = ConfigFor(server.port());
+  bad.password = "wrong";
+  auto without = RedisStore::Create(bad).value();
+  EXPECT_FALSE(without->Ping().ok());
+  EXPECT_EQ(GetOrDie(*without, "k"), std::nullopt);  // served locally: Redis refused it
+
+  RedisStoreConfig from_env = ConfigFor(server.port());
+  from_env.password_env = "HOTLINE_TEST_REDIS_PASSWORD";
+  ::setenv("HOTLINE_TEST_REDIS_PASSWORD", "pw-for-tests", 1);
+  auto env = RedisStore::Create(from_env).value();
+  ::unsetenv("HOTLINE_TEST_REDIS_PASSWORD");
+  EXPECT_EQ(GetOrDie(*env, "k"), "v");
 }
 
 }  // namespace

@@ -36,7 +36,61 @@ constexpr auto kMaxLateness = std::chrono::milliseconds(200);
 constexpr auto kCloseGrace = std::chrono::milliseconds(2000);
 constexpr size_t kBytesPerMs = as::kSampleRateHz * 2 / 1000;
 
+// True when `peer` is in `allowed` (addresses or CIDR blocks; empty: everyone). parse_only: only
+// checks that every entry parses (true when all do).
+bool PeerMatches(const boost::asio::ip::address& peer, const std::vector<std::string>& allowed,
+                 bool parse_only = false) {
+  if (allowed.empty()) return true;
+  for (const auto& entry : allowed) {
+    const size_t slash = entry.find('/');
+    boost::system::error_code ec;
+    auto net = boost::asio::ip::make_address(entry.substr(0, slash), ec);
+    if (ec) return false;
+    int bits = net.is_v4() ? 32 : 128;
+    if (slash != std::string::npos) {
+      const std::string b = entry.substr(slash + 1);
+      if (b.empty() || b.size() > 3 || b.find_first_not_of("0123456789") != std::string::npos) {
+        return false;
+      }
+      const int n = std::stoi(b);
+      if (n > bits) return false;
+      bits = n;
+    }
+    if (parse_only) continue;
+    auto addr = peer;
+    // An IPv4 peer on a dual-stack socket arrives as ::ffff:a.b.c.d.
+    if (addr.is_v6() && addr.to_v6().is_v4_mapped() && net.is_v4()) {
+      addr = boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, addr.to_v6());
+    }
+    if (addr.is_v4() != net.is_v4()) continue;
+    auto bytes_of = [](const boost::asio::ip::address& x) {
+      if (x.is_v4()) {
+        const auto b = x.to_v4().to_bytes();
+        return std::vector<unsigned char>(b.begin(), b.end());
+      }
+      const auto b = x.to_v6().to_bytes();
+      return std::vector<unsigned char>(b.begin(), b.end());
+    };
+    const std::vector<unsigned char> a = bytes_of(addr);
+    const std::vector<unsigned char> n = bytes_of(net);
+    bool match = true;
+    for (int i = 0; i < bits && match; ++i) {
+      const int byte = i / 8, bit = 7 - i % 8;
+      match = ((a[byte] >> bit) & 1) == ((n[byte] >> bit) & 1);
+    }
+    if (match) return true;
+  }
+  return parse_only;
+}
+
 }  // namespace
+
+bool AudioSocketPeerAllowed(std::string_view peer_ip, const std::vector<std::string>& allowed) {
+  boost::system::error_code ec;
+  const auto addr = boost::asio::ip::make_address(std::string(peer_ip), ec);
+  if (ec) return allowed.empty();
+  return PeerMatches(addr, allowed);
+}
 
 Status AudioSocketConfig::Validate() const {
   if (port < -1 || port > 65535) return InvalidArgumentError("port must be -1 (off) or 0..65535");
@@ -61,6 +115,14 @@ Status AudioSocketConfig::Validate() const {
   if (max_connections < 1 || max_connections > 100000) {
     return InvalidArgumentError("max_connections must be in [1, 100000]");
   }
+  if (allowed_peers.size() > 1000)
+    return InvalidArgumentError("allowed_peers: at most 1000 entries");
+  for (const auto& p : allowed_peers) {
+    if (!PeerMatches(boost::asio::ip::address(), {p}, /*parse_only=*/true)) {
+      return InvalidArgumentError("allowed_peers entry '" + p +
+                                  "' is not an IP address or CIDR block (\"10.0.0.0/8\")");
+    }
+  }
   return Status::Ok();
 }
 
@@ -81,6 +143,7 @@ struct AudioSocketServer::Shared {
 
   Counter* peer_errors = nullptr;
   Counter* refused = nullptr;
+  Counter* peers_refused = nullptr;
   Counter* audio_dropped_bytes = nullptr;
   Counter* pacer_resyncs = nullptr;
   Counter* frames_out = nullptr;
@@ -279,6 +342,7 @@ class AudioSocketConnection : public std::enable_shared_from_this<AudioSocketCon
       case T::kUuid:
         return Fail("a second uuid packet", true);
       case T::kAudio:
+        if (!packet_.payload.empty()) call_.NoteAudio();
         if (auto* session = call_.session(); session != nullptr && !packet_.payload.empty()) {
           const auto* p = reinterpret_cast<const uint8_t*>(packet_.payload.data());
           pipeline::MediaFormat format{audio::Codec::kPcm16, as::kSampleRateHz};
@@ -544,6 +608,16 @@ void Accept(const std::shared_ptr<AudioSocketServer::Shared>& shared) {
           HLOG_WARN("audiosocket: accept failed: {}", ec.message());
           return Accept(shared);
         }
+        boost::system::error_code peer_ec;
+        const auto peer = socket.remote_endpoint(peer_ec);
+        if (peer_ec || !PeerMatches(peer.address(), shared->config.allowed_peers)) {
+          shared->peers_refused->Increment();
+          HLOG_WARN("audiosocket: refused {}: not in audiosocket.allowed_peers",
+                    peer_ec ? std::string("an unknown peer") : peer.address().to_string());
+          socket.close(peer_ec);
+          if (!shared->stopping) Accept(shared);
+          return;
+        }
         auto conn = std::make_shared<AudioSocketConnection>(shared, std::move(socket));
         bool refuse = false;
         {
@@ -583,6 +657,9 @@ Result<std::unique_ptr<AudioSocketServer>> AudioSocketServer::Create(
                                       "Error packets (0xff) received from Asterisk");
   shared->refused = &m.GetCounter("hotline_audiosocket_refused_total",
                                   "AudioSocket connections refused (connection cap, no session)");
+  shared->peers_refused =
+      &m.GetCounter("hotline_audiosocket_peers_refused_total",
+                    "Connections refused: peer not in audiosocket.allowed_peers");
   shared->audio_dropped_bytes =
       &m.GetCounter("hotline_audiosocket_audio_dropped_bytes_total",
                     "Reply audio dropped over audiosocket.max_queued_audio_ms");
@@ -616,7 +693,20 @@ Status AudioSocketServer::Start() {
   shared_->acceptor = std::move(acceptor);
   Accept(shared_);
   started_ = true;
-  io_thread_ = std::thread([io = shared_->io.get()] { io->run(); });
+  io_thread_ = std::thread([io = shared_->io.get()] {
+    for (;;) {
+      try {
+        io->run();
+        return;
+      } catch (const std::exception& e) {
+        // A handler that throws (std::bad_alloc included) loses its own work only; the other
+        // calls on this thread carry on.
+        HLOG_ERROR("audiosocket: I/O handler threw: {}", e.what());
+      } catch (...) {
+        HLOG_ERROR("audiosocket: I/O handler threw a non-standard exception");
+      }
+    }
+  });
   return Status::Ok();
 }
 

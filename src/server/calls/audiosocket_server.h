@@ -37,7 +37,9 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "common/metrics.h"
 #include "common/status.h"
@@ -45,6 +47,9 @@
 #include "server/calls/call_registry.h"
 
 namespace hotline::server {
+
+// True when `peer_ip` is in `allowed` (AudioSocketConfig::allowed_peers; empty allows any).
+bool AudioSocketPeerAllowed(std::string_view peer_ip, const std::vector<std::string>& allowed);
 
 struct AudioSocketConfig {
   // TCP port for Asterisk AudioSocket connections; -1: off; 0: any free port (tests).
@@ -63,6 +68,10 @@ struct AudioSocketConfig {
   int max_send_queue_bytes = 64 << 10;
   // Open AudioSocket connections (identified or not); more are refused with an error packet.
   int max_connections = 1024;
+  // Peers allowed to connect: IPv4/IPv6 addresses or CIDR blocks ("10.0.0.0/8", "::1").
+  // Others are refused before any packet is read, counted and logged. Empty: any peer (a
+  // start-up warning says so unless host is a loopback address).
+  std::vector<std::string> allowed_peers;
 
   template <class V>
   void Visit(V& v) {
@@ -75,6 +84,8 @@ struct AudioSocketConfig {
     v.Field("max_send_queue_bytes", max_send_queue_bytes,
             "Bytes queued for a peer that does not read before it is cut off");
     v.Field("max_connections", max_connections, "Open AudioSocket connections at most");
+    v.Field("allowed_peers", allowed_peers,
+            "Addresses or CIDR blocks allowed to connect (empty: any)");
   }
   Status Validate() const;
 };

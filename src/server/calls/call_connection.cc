@@ -38,8 +38,39 @@ bool CallConnection::Admit(ActiveCall call, EndCallFn end) {
   return true;
 }
 
+namespace {
+
+// Counts how the agent ended the call, then passes everything to the transport's sink.
+class CountingSink final : public DetachableCallSink {
+ public:
+  CountingSink(std::shared_ptr<DetachableCallSink> inner, CallRegistry& registry)
+      : inner_(std::move(inner)), registry_(registry) {}
+  void SendAudio(std::span<const uint8_t> payload) override { inner_->SendAudio(payload); }
+  void SendMark(std::string_view name) override { inner_->SendMark(name); }
+  void Clear() override { inner_->Clear(); }
+  void Hangup(std::string_view reason) override {
+    // The session's goodbye after its re-prompts went unanswered (call.reprompt_max).
+    const bool no_speech = reason.find("no response") != std::string_view::npos;
+    registry_.CountEnded(no_speech ? CallEndReason::kNoSpeech : CallEndReason::kAgentHangup);
+    inner_->Hangup(reason);
+  }
+  void Transfer(std::string_view reason) override {
+    registry_.CountEnded(CallEndReason::kTransfer);
+    inner_->Transfer(reason);
+  }
+  void Event(std::string_view type, std::string_view json) override { inner_->Event(type, json); }
+  void Detach() override { inner_->Detach(); }
+
+ private:
+  const std::shared_ptr<DetachableCallSink> inner_;
+  CallRegistry& registry_;
+};
+
+}  // namespace
+
 Status CallConnection::Open(const pipeline::CallResources& resources, pipeline::CallInfo info,
                             std::shared_ptr<DetachableCallSink> sink) {
+  sink = std::make_shared<CountingSink>(std::move(sink), transport_.registry());
   sink_ = sink;
   auto session = pipeline::CallSession::Create(resources, std::move(info), std::move(sink));
   if (!session.ok()) {
@@ -84,6 +115,28 @@ std::string EncodePcm16Le(std::span<const int16_t> samples) {
     pcm[2 * i + 1] = static_cast<char>(v >> 8);
   }
   return pcm;
+}
+
+Status CheckUpgradeOrigin(const Request& upgrade, const std::vector<std::string>& allowed) {
+  const std::string origin = upgrade.HeaderValue("Origin");
+  if (origin.empty()) return Status::Ok();
+  const std::string host = upgrade.HeaderValue("Host");
+  if (!host.empty() && (origin == "http://" + host || origin == "https://" + host)) {
+    return Status::Ok();
+  }
+  for (const auto& a : allowed) {
+    if (a == "*" || a == origin) return Status::Ok();
+  }
+  return PermissionDeniedError("Origin '" + origin.substr(0, 200) + "' may not open " +
+                               upgrade.path + "; add it to calls.allowed_origins to allow it");
+}
+
+bool SameSecret(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  }
+  return diff == 0;
 }
 
 }  // namespace hotline::server

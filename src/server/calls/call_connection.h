@@ -18,7 +18,9 @@
 // hotline_<name>_{calls_total, over_capacity_total, protocol_errors_total, transfers_total,
 // active_calls}. CallConnection is one connection's admission, session and sink: it counts the
 // call while admitted, and End() gives everything back in one order (the session hung up, the
-// sink cut off, the gauge, the place in the registry).
+// sink cut off, the gauge, the place in the registry). The session's hang-ups and transfers are
+// counted by reason in the registry (hotline_calls_ended_total{reason}) on their way to the sink;
+// the registry's call timers end calls that carry no audio or last too long.
 //
 // Thread-safety: CallTransport's methods may be called from any thread. A CallConnection belongs
 // to its connection's I/O thread (one event at a time); End never blocks.
@@ -37,6 +39,7 @@
 #include "pipeline/call_session.h"
 #include "pipeline/call_sink.h"
 #include "server/calls/call_registry.h"
+#include "server/http_types.h"
 
 namespace hotline::server {
 
@@ -97,6 +100,11 @@ class CallConnection {
   // The open session, or null (before Open, after End).
   pipeline::CallSession* session() const { return session_.get(); }
   bool admitted() const { return admission_ != nullptr; }
+  // The transport received caller audio (a media frame; never pings, DTMF or marks): resets the
+  // call's no-audio timer (calls.no_audio_timeout_ms, see CallRegistry). Lock-free.
+  void NoteAudio() {
+    if (admission_ != nullptr) admission_->NoteAudio();
+  }
 
   // Hangs the session up (never blocks), detaches the sink, uncounts the call and gives back its
   // place. Idempotent; also run by the destructor.
@@ -117,5 +125,13 @@ Result<std::vector<int16_t>> SynthesizeAnnouncement(const pipeline::CallResource
                                                     std::string_view text, int rate_hz);
 // Samples as PCM16 little-endian bytes (AudioSocket and softphone audio).
 std::string EncodePcm16Le(std::span<const int16_t> samples);
+
+// The WebSocket upgrade's Origin check (calls.allowed_origins): OK without an Origin header (not
+// a browser), for the server's own origin (http:// or https:// + the Host header), an origin in
+// `allowed`, or anything when `allowed` holds "*"; PermissionDenied (403) otherwise.
+Status CheckUpgradeOrigin(const Request& upgrade, const std::vector<std::string>& allowed);
+
+// True when `a` equals `b`, compared in time independent of where they differ (tokens).
+bool SameSecret(std::string_view a, std::string_view b);
 
 }  // namespace hotline::server

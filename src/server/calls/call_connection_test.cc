@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "server/calls/audiosocket_server.h"
 
 namespace hotline::server {
 namespace {
@@ -65,6 +69,82 @@ TEST(CallConnection, TheRegistryEndsAnAdmittedCallThroughItsEndFunction) {
   EXPECT_EQ(asked, std::vector<std::string>{"by the admin"});
   call.End();
   EXPECT_EQ(registry->End("web-1", "again"), 0u);
+}
+
+TEST(CallRegistry, TimersEndSilentAndOverlongCallsAndFreeTheirPlaceAtOnce) {
+  MetricsRegistry metrics;
+  CallsConfig config;
+  config.max_calls = 2;
+  config.no_audio_timeout_ms = 10000;
+  config.max_call_ms = 60000;
+  auto registry = std::make_shared<CallRegistry>(config, &metrics, /*watchdog=*/false);
+  CallTransport twilio("twilio", "Twilio", registry, metrics);
+  std::vector<std::string> ended;
+  auto end = [&ended](std::string_view why) { ended.emplace_back(why); };
+  CallConnection silent(twilio);
+  CallConnection talking(twilio);
+  ASSERT_TRUE(silent.Admit(Call("CA-silent"), end));
+  ASSERT_TRUE(talking.Admit(Call("CA-talking"), end));
+  const auto start = std::chrono::steady_clock::now();
+  using std::chrono::milliseconds;
+  EXPECT_EQ(registry->Sweep(start + milliseconds(9000)), 0);
+  std::this_thread::sleep_for(milliseconds(50));
+  talking.NoteAudio();  // audio resets the timer; nothing else does
+  EXPECT_EQ(registry->Sweep(start + milliseconds(10020)), 1);
+  EXPECT_EQ(ended, std::vector<std::string>{"no_audio"});
+  // The place is free before the transport has closed anything.
+  EXPECT_EQ(registry->active(), 1);
+  CallConnection next(twilio);
+  EXPECT_TRUE(next.Admit(Call("CA-next"), end));
+  // The longest call: audio or not.
+  talking.NoteAudio();
+  next.NoteAudio();
+  ended.clear();
+  EXPECT_EQ(registry->Sweep(start + milliseconds(70000)), 2);
+  EXPECT_EQ(ended, (std::vector<std::string>{"max_duration", "max_duration"}));
+  EXPECT_EQ(metrics.GetCounter("hotline_calls_ended_total", "", {{"reason", "no_audio"}}).value(),
+            1u);
+  EXPECT_EQ(
+      metrics.GetCounter("hotline_calls_ended_total", "", {{"reason", "max_duration"}}).value(),
+      2u);
+  // Ending the connections afterwards is harmless (their places are already given back).
+  silent.End();
+  talking.End();
+  next.End();
+  EXPECT_EQ(registry->active(), 0);
+}
+
+TEST(CallRegistry, RejectsTimersOutOfRange) {
+  CallsConfig c;
+  c.no_audio_timeout_ms = 10;
+  EXPECT_NE(c.Validate().message().find("no_audio_timeout_ms"), std::string::npos);
+  c = CallsConfig{};
+  c.max_call_ms = 5;
+  EXPECT_NE(c.Validate().message().find("max_call_ms"), std::string::npos);
+  c = CallsConfig{};
+  c.no_audio_timeout_ms = 0;
+  c.max_call_ms = 0;
+  EXPECT_TRUE(c.Validate().ok());
+}
+
+TEST(AudioSocketPeers, AllowListTakesAddressesAndCidrBlocks) {
+  const std::vector<std::string> allowed = {"10.1.0.0/16", "192.0.2.7", "::1", "fd00::/8"};
+  EXPECT_TRUE(AudioSocketPeerAllowed("10.1.200.3", allowed));
+  EXPECT_FALSE(AudioSocketPeerAllowed("10.2.0.1", allowed));
+  EXPECT_TRUE(AudioSocketPeerAllowed("192.0.2.7", allowed));
+  EXPECT_FALSE(AudioSocketPeerAllowed("192.0.2.8", allowed));
+  EXPECT_TRUE(AudioSocketPeerAllowed("::1", allowed));
+  EXPECT_TRUE(AudioSocketPeerAllowed("fd12::5", allowed));
+  EXPECT_FALSE(AudioSocketPeerAllowed("fe80::1", allowed));
+  // An IPv4 peer on a dual-stack socket.
+  EXPECT_TRUE(AudioSocketPeerAllowed("::ffff:10.1.0.9", allowed));
+  EXPECT_FALSE(AudioSocketPeerAllowed("not an address", allowed));
+  EXPECT_TRUE(AudioSocketPeerAllowed("203.0.113.1", {}));  // empty: any peer
+  AudioSocketConfig c;
+  c.allowed_peers = {"10.0.0.0/33"};
+  EXPECT_NE(c.Validate().message().find("allowed_peers"), std::string::npos);
+  c.allowed_peers = {"example.com"};
+  EXPECT_FALSE(c.Validate().ok());
 }
 
 TEST(CallConnection, Pcm16IsLittleEndian) {

@@ -11,11 +11,19 @@
 // must not block (it flags the call for its own I/O thread), and it may still be called briefly
 // after the admission is gone (the registry copies it out before calling, outside its lock).
 //
-// Thread-safety: every method may be called from any thread. Admit/List/End take one mutex,
+// Call timers independent of audio: a watchdog thread (every kWatchdogPeriod) ends a call whose
+// transport has reported no caller audio (Admission::NoteAudio) for calls.no_audio_timeout_ms —
+// pings, DTMF and marks do not count — or that has lasted calls.max_call_ms. It frees the call's
+// place at once, counts hotline_calls_ended_total{reason}, logs, and asks the transport to end the
+// call through `end` with the reason ("no_audio", "max_duration").
+//
+// Thread-safety: every method may be called from any thread. Admit/List/End/Sweep take one mutex,
 // never held while calling out.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -23,8 +31,10 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
+#include "common/metrics.h"
 #include "server/calls/calls_config.h"
 
 namespace hotline::server {
@@ -40,6 +50,18 @@ struct ActiveCall {
 
 using EndCallFn = std::function<void(std::string_view reason)>;
 
+// Why Hotline ended a call (the label of hotline_calls_ended_total).
+enum class CallEndReason {
+  kNoAudio,      // the transport carried no caller audio for calls.no_audio_timeout_ms
+  kMaxDuration,  // calls.max_call_ms reached
+  kNoSpeech,     // the caller said nothing through the re-prompts (call.reprompt_*): goodbye
+  kAgentHangup,  // the agent hung up otherwise (the caller said goodbye)
+  kTransfer,     // handed to a human agent
+  kAdmin,        // ended through the admin API
+};
+inline constexpr int kCallEndReasons = 6;
+std::string_view CallEndReasonName(CallEndReason reason);
+
 class CallRegistry {
  public:
   // A place among max_calls; gives it back on destruction. The registry must outlive it.
@@ -49,17 +71,37 @@ class CallRegistry {
     Admission(const Admission&) = delete;
     Admission& operator=(const Admission&) = delete;
 
+    // The transport received caller audio for this call (resets the no-audio timer). Lock-free;
+    // call it for every audio frame, never for pings, DTMF or marks.
+    void NoteAudio();
+
    private:
     friend class CallRegistry;
-    Admission(CallRegistry* registry, uint64_t key) : registry_(registry), key_(key) {}
+    Admission(CallRegistry* registry, uint64_t key,
+              std::shared_ptr<std::atomic<int64_t>> last_audio)
+        : registry_(registry), key_(key), last_audio_(std::move(last_audio)) {}
     CallRegistry* registry_;
     uint64_t key_;
+    std::shared_ptr<std::atomic<int64_t>> last_audio_;  // steady_clock ticks
   };
 
-  // `config` must be valid (CallsConfig::Validate).
-  explicit CallRegistry(CallsConfig config) : config_(std::move(config)) {}
+  static constexpr std::chrono::milliseconds kWatchdogPeriod{200};
+
+  // `config` must be valid (CallsConfig::Validate). `metrics` null: the global registry.
+  // `watchdog` false: no timer thread (tests drive Sweep themselves).
+  explicit CallRegistry(CallsConfig config, MetricsRegistry* metrics = nullptr,
+                        bool watchdog = true);
   // A cap of `max_calls` with the default over-capacity text.
   explicit CallRegistry(int max_calls) : CallRegistry(CallsConfig{.max_calls = max_calls}) {}
+  ~CallRegistry();
+  CallRegistry(const CallRegistry&) = delete;
+  CallRegistry& operator=(const CallRegistry&) = delete;
+
+  // Ends the calls whose timers expired at `now` (see the file comment); returns how many. The
+  // watchdog calls it; tests may too.
+  int Sweep(std::chrono::steady_clock::time_point now);
+  // Counts a call the agent ended (the transports' sinks report it; see CallConnection).
+  void CountEnded(CallEndReason reason);
 
   // A place for the call, or nullptr when max_calls are in progress.
   std::unique_ptr<Admission> Admit(ActiveCall call, EndCallFn end);
@@ -69,6 +111,7 @@ class CallRegistry {
   size_t End(std::string_view id, std::string_view reason);
 
   int active() const;
+  const CallsConfig& config() const { return config_; }
   int max_calls() const { return config_.max_calls; }
   // What a transport says to a call it turns away.
   const std::string& over_capacity_text() const { return config_.over_capacity_text; }
@@ -78,10 +121,16 @@ class CallRegistry {
     ActiveCall call;
     std::chrono::steady_clock::time_point started;
     EndCallFn end;
+    std::shared_ptr<std::atomic<int64_t>> last_audio;
   };
   void Release(uint64_t key);
+  void WatchdogLoop();
 
   const CallsConfig config_;
+  Counter* ended_[kCallEndReasons];
+  std::thread watchdog_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;  // guarded by mu_
   mutable std::mutex mu_;
   uint64_t next_key_ = 1;            // guarded by mu_
   std::map<uint64_t, Entry> calls_;  // guarded by mu_; keys increase with admission time

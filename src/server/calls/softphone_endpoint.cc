@@ -1,7 +1,9 @@
 #include "server/calls/softphone_endpoint.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string_view>
 #include <utility>
@@ -57,6 +59,18 @@ class SoftphoneSink final : public WebSocketCallSink {
     End("transfer", reason);
   }
   void Event(std::string_view type, std::string_view json) override {
+    if (type == "error") {
+      // The session's status message is for the log (where it is); the browser learns only
+      // which stage failed. The caller hears the session's spoken apology (call.error_text).
+      nlohmann::json in = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+      nlohmann::json out = {{"message", "Sorry, something went wrong on our side."}};
+      if (in.is_object()) {
+        for (const char* key : {"turn", "kind"}) {
+          if (in.contains(key)) out[key] = in[key];
+        }
+      }
+      return SendText(sp::EncodeSessionEvent(type, out.dump()), "event");
+    }
     SendText(sp::EncodeSessionEvent(type, json), "event");
   }
 
@@ -98,6 +112,7 @@ class SoftphoneCallHandler final : public WebSocketHandler {
           }
           return;
         }
+        if (!message_.audio.empty()) call_.NoteAudio();
         if (auto* session = call_.session()) {
           Status pushed = session->PushAudio(message_.audio, format_);
           if (!pushed.ok() && pushed.code() == StatusCode::kInvalidArgument) {
@@ -144,7 +159,11 @@ class SoftphoneCallHandler final : public WebSocketHandler {
     ActiveCall entry;
     entry.id = call_id_;
     entry.transport = "softphone";
-    entry.caller_id = message_.caller_id;
+    // A browser can claim any number: believed only from a page that holds the softphone token.
+    const std::string caller_id = shared_->calls->registry().config().softphone_token.empty()
+                                      ? std::string()
+                                      : message_.caller_id;
+    entry.caller_id = caller_id;
     entry.remote = ws_->remote();
     const bool admitted = call_.Admit(std::move(entry), [weak_ws](std::string_view reason) {
       if (auto ws = weak_ws.lock()) {
@@ -156,7 +175,7 @@ class SoftphoneCallHandler final : public WebSocketHandler {
 
     pipeline::CallInfo info;
     info.call_id = call_id_;
-    info.caller_id = message_.caller_id;
+    info.caller_id = caller_id;
     info.format = format_;
     auto sink = std::make_shared<SoftphoneSink>(ws_, call_id_, &shared_->calls->transfers());
     // Announced before the session exists: its greeting's audio must not overtake `started`.
@@ -164,8 +183,10 @@ class SoftphoneCallHandler final : public WebSocketHandler {
     Status opened = call_.Open(*shared_->resources, std::move(info), std::move(sink));
     if (!opened.ok()) {
       closing_ = true;
-      (void)ws_->SendText(sp::EncodeError("cannot open the call: " + opened.message()));
-      ws_->Close(kCloseInternalError, "cannot open the call: " + opened.message());
+      // The reason is logged (CallConnection::Open); the page gets no internal detail.
+      (void)ws_->SendText(
+          sp::EncodeError("Sorry, the call could not be started. Please try again."));
+      ws_->Close(kCloseInternalError, "cannot open the call");
       call_.End();
       return;
     }
@@ -244,8 +265,29 @@ int SoftphoneEndpoint::active_calls() const { return shared_->calls->active(); }
 WebSocketFactory SoftphoneEndpoint::Factory() {
   std::shared_ptr<Shared> shared = shared_;
   return [shared](
-             const Request&,
+             const Request& upgrade,
              std::shared_ptr<WebSocketConnection> ws) -> Result<std::unique_ptr<WebSocketHandler>> {
+    const CallsConfig& calls = shared->calls->registry().config();
+    Status allowed = CheckUpgradeOrigin(upgrade, calls.allowed_origins);
+    if (allowed.ok() && !calls.softphone_token.empty()) {
+      std::string token;
+      // ?token=... (a browser cannot set headers on a WebSocket); the token is URL-safe text.
+      for (size_t at = 0; at <= upgrade.query.size();) {
+        const size_t amp = std::min(upgrade.query.find('&', at), upgrade.query.size());
+        const std::string_view pair = std::string_view(upgrade.query).substr(at, amp - at);
+        if (pair.rfind("token=", 0) == 0) token = std::string(pair.substr(6));
+        at = amp + 1;
+      }
+      if (!SameSecret(token, calls.softphone_token)) {
+        allowed = PermissionDeniedError(
+            "/softphone/ws needs the softphone token (calls.softphone_token): open the page as "
+            "/softphone?token=...");
+      }
+    }
+    if (!allowed.ok()) {
+      HLOG_WARN("softphone: upgrade from {} refused: {}", upgrade.remote, allowed.message());
+      return allowed;
+    }
     return std::unique_ptr<WebSocketHandler>(new SoftphoneCallHandler(shared, std::move(ws)));
   };
 }

@@ -1,6 +1,7 @@
 #include "server/calls/twilio_endpoint.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string_view>
 #include <utility>
 
@@ -9,6 +10,7 @@
 #include "server/calls/call_connection.h"
 #include "server/calls/websocket_call_sink.h"
 #include "transport/twilio/media_streams.h"
+#include "transport/twilio/request_signature.h"
 
 namespace hotline::server {
 
@@ -24,12 +26,29 @@ constexpr size_t kBusyChunkBytes = 1600;
 }  // namespace
 
 Status TwilioConfig::Validate() const {
+  if (!public_url.empty() && public_url.rfind("wss://", 0) != 0 &&
+      public_url.rfind("ws://", 0) != 0) {
+    return InvalidArgumentError(
+        "public_url must start with wss:// (the stream URL in the TwiML), "
+        "got '" +
+        public_url + "'");
+  }
   return Status::Ok();
+}
+
+std::string TwilioConfig::EffectiveAuthToken() const {
+  if (!auth_token.empty()) return auth_token;
+  for (const char* name : {"HOTLINE_TWILIO_AUTH_TOKEN", "TWILIO_AUTH_TOKEN"}) {
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return v;
+  }
+  return std::string();
 }
 
 struct TwilioEndpoint::Shared {
   const pipeline::CallResources* resources = nullptr;
   TwilioConfig config;
+  std::string auth_token;  // config.EffectiveAuthToken(), read once
+  Counter* refused_upgrades = nullptr;
   std::string busy_mulaw;  // the registry's over-capacity text, 8 kHz μ-law
   std::unique_ptr<CallTransport> calls;  // the call cap (shared with other transports), metrics
 };
@@ -74,9 +93,13 @@ class TwilioSink final : public WebSocketCallSink {
 
 class TwilioCallHandler final : public WebSocketHandler {
  public:
+  // `signed_stream`: the upgrade carried a valid X-Twilio-Signature.
   TwilioCallHandler(std::shared_ptr<TwilioEndpoint::Shared> shared,
-                    std::shared_ptr<WebSocketConnection> ws)
-      : shared_(std::move(shared)), ws_(std::move(ws)), call_(*shared_->calls) {}
+                    std::shared_ptr<WebSocketConnection> ws, bool signed_stream)
+      : shared_(std::move(shared)),
+        ws_(std::move(ws)),
+        call_(*shared_->calls),
+        signed_stream_(signed_stream) {}
 
   void OnMessage(std::string_view data, bool binary) override {
     if (closing_) return;
@@ -93,6 +116,7 @@ class TwilioCallHandler final : public WebSocketHandler {
       case twilio::EventType::kStart:
         return OnStart();
       case twilio::EventType::kMedia:
+        call_.NoteAudio();
         if (auto* session = call_.session()) {
           const auto* p = reinterpret_cast<const uint8_t*>(message_.payload.data());
           Status pushed = session->PushAudio(std::span<const uint8_t>(p, message_.payload.size()),
@@ -163,7 +187,10 @@ class TwilioCallHandler final : public WebSocketHandler {
     }
     pipeline::CallInfo info;
     info.call_id = call_id_;
-    for (const auto& name : shared_->config.caller_id_parameters) {
+    // Anyone can open /twilio and claim a number: only a signed stream's parameters are Twilio's.
+    const bool vouched = signed_stream_ || shared_->config.trust_unsigned_caller_id;
+    for (const auto& name :
+         vouched ? shared_->config.caller_id_parameters : std::vector<std::string>{}) {
       auto it = std::find_if(message_.custom_parameters.begin(), message_.custom_parameters.end(),
                              [&](const auto& kv) { return kv.first == name; });
       if (it != message_.custom_parameters.end() && !it->second.empty()) {
@@ -176,7 +203,7 @@ class TwilioCallHandler final : public WebSocketHandler {
     Status opened = call_.Open(*shared_->resources, std::move(info), std::move(sink));
     if (!opened.ok()) {
       closing_ = true;
-      ws_->Close(kCloseInternalError, "cannot open the call: " + opened.message());
+      ws_->Close(kCloseInternalError, "cannot open the call");  // the reason is in the log
       call_.End();
       return;
     }
@@ -199,6 +226,7 @@ class TwilioCallHandler final : public WebSocketHandler {
   twilio::InboundMessage message_;  // reused: steady-state media does not allocate
   CallConnection call_;             // admission, session and sink; ended by its destructor
   std::string call_id_;
+  const bool signed_stream_;
   bool over_capacity_ = false;
   bool closing_ = false;
 };
@@ -224,6 +252,11 @@ Result<std::unique_ptr<TwilioEndpoint>> TwilioEndpoint::Create(
   if (registry == nullptr) registry = std::make_shared<CallRegistry>(CallsConfig{});
   ASSIGN_OR_RETURN(shared->busy_mulaw, SynthesizeMulaw(resources, registry->over_capacity_text()));
   shared->config = std::move(config);
+  shared->auth_token = shared->config.EffectiveAuthToken();
+  MetricsRegistry& m = metrics != nullptr ? *metrics : MetricsRegistry::Global();
+  shared->refused_upgrades = &m.GetCounter(
+      "hotline_twilio_upgrades_refused_total",
+      "/twilio upgrades refused: foreign Origin or missing/invalid X-Twilio-Signature");
   shared->calls =
       std::make_unique<CallTransport>("twilio", "Twilio", std::move(registry),
                                       metrics != nullptr ? *metrics : MetricsRegistry::Global());
@@ -234,9 +267,33 @@ int TwilioEndpoint::active_calls() const { return shared_->calls->active(); }
 
 WebSocketFactory TwilioEndpoint::Factory() {
   std::shared_ptr<Shared> shared = shared_;
-  return [shared](const Request&, std::shared_ptr<WebSocketConnection> ws)
-             -> Result<std::unique_ptr<WebSocketHandler>> {
-    return std::unique_ptr<WebSocketHandler>(new TwilioCallHandler(shared, std::move(ws)));
+  return [shared](
+             const Request& upgrade,
+             std::shared_ptr<WebSocketConnection> ws) -> Result<std::unique_ptr<WebSocketHandler>> {
+    if (Status s = CheckUpgradeOrigin(upgrade, shared->calls->registry().config().allowed_origins);
+        !s.ok()) {
+      shared->refused_upgrades->Increment();
+      HLOG_WARN("twilio: upgrade from {} refused: {}", upgrade.remote, s.message());
+      return s;
+    }
+    bool signed_stream = false;
+    if (!shared->auth_token.empty() && shared->config.validate_signature) {
+      const std::string url = shared->config.public_url.empty()
+                                  ? "wss://" + upgrade.HeaderValue("Host") + upgrade.target
+                                  : shared->config.public_url;
+      const std::string signature = upgrade.HeaderValue("X-Twilio-Signature");
+      if (!transport::twilio::VerifyRequestSignature(shared->auth_token, url, signature)) {
+        shared->refused_upgrades->Increment();
+        HLOG_WARN("twilio: upgrade from {} refused: {} X-Twilio-Signature for {}", upgrade.remote,
+                  signature.empty() ? "no" : "an invalid", url);
+        return PermissionDeniedError(
+            "a valid X-Twilio-Signature is required (twilio.auth_token is set); check "
+            "twilio.public_url against the stream URL in the TwiML");
+      }
+      signed_stream = true;
+    }
+    return std::unique_ptr<WebSocketHandler>(
+        new TwilioCallHandler(shared, std::move(ws), signed_stream));
   };
 }
 

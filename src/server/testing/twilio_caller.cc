@@ -76,11 +76,12 @@ bool TwilioCaller::Connect(const std::string& host, int port, const std::string&
     error_ = "connect to " + host + ":" + std::to_string(port) + " failed: " + std::strerror(errno);
     return false;
   }
-  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: " + host + ":" +
-                              std::to_string(port) +
-                              "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                              "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                              "Sec-WebSocket-Version: 13\r\n\r\n";
+  std::string request = "GET " + path + " HTTP/1.1\r\nHost: " + host + ":" + std::to_string(port) +
+                        "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                        "Sec-WebSocket-Version: 13\r\n";
+  for (const auto& [name, value] : upgrade_headers_) request += name + ": " + value + "\r\n";
+  request += "\r\n";
   if (!WriteAll(fd_, request.data(), request.size())) return error_ = "send failed", false;
   std::string head;
   char c;

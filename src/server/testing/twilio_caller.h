@@ -44,6 +44,10 @@ class TwilioCaller {
   // Opens the WebSocket (HTTP upgrade) to 127.0.0.1:port, or to `host` (an IPv4 address or a
   // name resolved to one). False with error() on failure; once per caller.
   bool Connect(int port, const std::string& path);
+  // An extra header of the upgrade request (X-Twilio-Signature, Origin). Before Connect.
+  void AddUpgradeHeader(std::string name, std::string value) {
+    upgrade_headers_.emplace_back(std::move(name), std::move(value));
+  }
   bool Connect(const std::string& host, int port, const std::string& path);
   // `connected` + `start` for an 8 kHz μ-law stream.
   bool Start(const std::string& call_sid,
@@ -93,6 +97,7 @@ class TwilioCaller {
 
   int fd_ = -1;
   std::string error_;
+  std::vector<std::pair<std::string, std::string>> upgrade_headers_;
   std::string stream_sid_;
   int64_t sequence_ = 0;
   int64_t media_ms_ = 0;
