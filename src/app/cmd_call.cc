@@ -14,6 +14,7 @@
 
 #include "app/call_runner.h"
 #include "app/cli.h"
+#include "app/domain.h"
 #include "audio/wav.h"
 #include "common/log.h"
 
@@ -113,19 +114,29 @@ namespace {
 constexpr char kUsage[] =
     "usage: hotline call CALLER.wav [--out REPLY.wav] [--json] [--config FILE] [--set key=value ...]\n"
     "                    [--realtime | --fast] [--kb FILE.csv] [--caller-id NUMBER]\n"
+    "                    [--domain retail|banking]\n"
     "  Plays a recorded caller into a call session over an 8 kHz mu-law line (in real time unless\n"
     "  --fast) and prints each turn's transcript, answer, tier and latency ledger (ms from the\n"
-    "  caller's speech end). --out writes the agent's channel as heard on the line.\n";
+    "  caller's speech end). --out writes the agent's channel as heard on the line.\n"
+    "  --domain NAME selects a shipped line's knowledge base and configuration preset (banking:\n"
+    "  assets/kb/banking/kb.csv with config/banking.yaml); --kb and --config still override.\n";
 
 int RunCall(std::span<const std::string> argv) {
-  auto parsed = Args::Parse(argv, {"--config", "--set", "--out", "--kb", "--caller-id"});
+  auto parsed =
+      Args::Parse(argv, {"--config", "--set", "--out", "--kb", "--caller-id", "--domain"});
   if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
   Args& args = *parsed;
-  const std::string config_path = args.GetOr("--config", "");
+  // A shipped line of business: its knowledge base and preset (app/domain.h).
+  DomainFiles domain{std::string(HOTLINE_ASSETS_DIR) + "/kb/bitext_kb.csv", ""};
+  if (auto name = args.Get("--domain")) {
+    auto resolved = ResolveDomain(*name);
+    if (!resolved.ok()) return UsageError(resolved.status().message(), kUsage);
+    domain = *resolved;
+  }
+  const std::string config_path = args.GetOr("--config", domain.config);
   const std::vector<std::string> overrides = args.GetAll("--set");
   const std::string out_path = args.GetOr("--out", "");
-  const std::string kb_csv =
-      args.GetOr("--kb", std::string(HOTLINE_ASSETS_DIR) + "/kb/bitext_kb.csv");
+  const std::string kb_csv = args.GetOr("--kb", domain.kb_csv);
   const std::string caller_id = args.GetOr("--caller-id", "+15550100");
   const bool json = args.Has("--json");
   const bool fast = args.Has("--fast");

@@ -19,6 +19,7 @@
 
 #include "app/call_runner.h"
 #include "app/cli.h"
+#include "app/domain.h"
 #include "app/hotline_config.h"
 #include "common/log.h"
 #include "pipeline/call_stack.h"
@@ -49,6 +50,8 @@ constexpr char kUsage[] =
     "  --audiosocket-port Q  AudioSocket TCP port, 0 = any free port, -1 = off\n"
     "                     (default audiosocket.port, -1); it listens on audiosocket.host\n"
     "  --kb FILE.csv      knowledge base to serve (default: the demo knowledge base)\n"
+    "  --domain NAME      a shipped line: retail (the default) or banking (assets/kb/banking/kb.csv\n"
+    "                     with config/banking.yaml); --kb and --config still override\n"
     "  --config FILE      configuration file\n"
     "  --set key=value    override one configuration key (repeatable)\n"
     "  The listening URL is printed on stderr once the call stack is ready. On SIGTERM it\n"
@@ -57,7 +60,8 @@ constexpr char kUsage[] =
 
 int RunServe(std::span<const std::string> argv) {
   auto args =
-      Args::Parse(argv, {"--host", "--port", "--config", "--set", "--kb", "--audiosocket-port"});
+      Args::Parse(argv, {"--host", "--port", "--config", "--set", "--kb", "--audiosocket-port",
+                         "--domain"});
   if (!args.ok()) return UsageError(args.status().message(), kUsage);
   if (args->Has("--help") || args->Has("-h")) {
     std::cout << kUsage;
@@ -66,10 +70,16 @@ int RunServe(std::span<const std::string> argv) {
   std::optional<std::string> host = args->Get("--host");
   auto port = args->GetInt("--port", -1, 0, 65535);
   auto as_port = args->GetInt("--audiosocket-port", -2, -1, 65535);
-  const std::string config_path = args->GetOr("--config", "");
+  // A shipped line of business: its knowledge base and preset (app/domain.h).
+  DomainFiles domain{std::string(HOTLINE_ASSETS_DIR) + "/kb/bitext_kb.csv", ""};
+  if (auto name = args->Get("--domain")) {
+    auto resolved = ResolveDomain(*name);
+    if (!resolved.ok()) return UsageError(resolved.status().message(), kUsage);
+    domain = *resolved;
+  }
+  const std::string config_path = args->GetOr("--config", domain.config);
   const std::vector<std::string> overrides = args->GetAll("--set");
-  const std::string kb_csv =
-      args->GetOr("--kb", std::string(HOTLINE_ASSETS_DIR) + "/kb/bitext_kb.csv");
+  const std::string kb_csv = args->GetOr("--kb", domain.kb_csv);
   for (const Status& s : {port.status(), as_port.status(), args->Finish()}) {
     if (!s.ok()) return UsageError(s.message(), kUsage);
   }

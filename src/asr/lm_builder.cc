@@ -1,10 +1,13 @@
 #include "asr/lm_builder.h"
 
+#include "asr/letter_to_sound.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace hotline::asr {
@@ -383,13 +386,52 @@ Result<std::string> NgramLmBuilder::ToArpa() {
   return out;
 }
 
+std::string DefaultBroadCorpus() {
+  return std::string(HOTLINE_ASSETS_DIR) + "/asr/customer_service.txt";
+}
+
 Result<LmBuildStats> WriteDomainLm(const std::vector<std::string>& texts,
                                    const std::string& dictionary_path, const std::string& out_path,
-                                   int order) {
+                                   int order, const LmMix& mix) {
   if (order < 1 || order > 5) return InvalidArgumentError("n-gram order must be 1..5");
+  if (mix.domain_repeat < 1 || mix.domain_repeat > 100) {
+    return InvalidArgumentError("domain_repeat must be in [1, 100]");
+  }
+  std::vector<std::string> broad;
+  if (!mix.broad_corpus.empty()) {
+    auto read = ReadTrainingTexts(mix.broad_corpus, "");
+    if (!read.ok()) {
+      return read.status().WithContext(
+          "broad customer-service corpus (rebuild it with scripts/build_broad_corpus.py)");
+    }
+    broad = std::move(*read);
+  }
   ASSIGN_OR_RETURN(auto dict, LoadDictionaryWords(dictionary_path));
+  // Words the dictionary lacks get a pronunciation from letter-to-sound rules when they occur
+  // often enough to be words rather than typos.
+  std::map<std::string, std::string> spelled;  // word -> phones
+  if (mix.lts_min_count > 0) {
+    std::unordered_map<std::string, int> missing;
+    const std::vector<std::string>* sets[] = {&texts, &broad};
+    for (const std::vector<std::string>* set : sets) {
+      for (const auto& t : *set) {
+        for (const auto& w : LmWords(t)) {
+          if (w != kLmBreak && !dict.count(w)) ++missing[w];
+        }
+      }
+    }
+    for (const auto& [w, n] : missing) {
+      if (n < mix.lts_min_count) continue;
+      auto phones = PronounceWord(w);
+      if (phones.ok()) spelled.emplace(w, std::move(*phones));
+    }
+    for (const auto& [w, phones] : spelled) dict.insert(w);
+  }
   NgramLmBuilder builder(order, &dict);
-  for (const auto& t : texts) builder.AddText(t);
+  for (int k = 0; k < mix.domain_repeat; ++k) {
+    for (const auto& t : texts) builder.AddText(t);
+  }
+  for (const auto& t : broad) builder.AddText(t);
   ASSIGN_OR_RETURN(std::string arpa, builder.ToArpa());
   const std::string tmp = out_path + ".tmp";
   {
@@ -405,7 +447,15 @@ Result<LmBuildStats> WriteDomainLm(const std::vector<std::string>& texts,
   }
   RETURN_IF_ERROR(
       WriteDictionarySubset(dictionary_path, builder.vocabulary(), out_path + ".dict").status());
-  return builder.stats();
+  LmBuildStats stats = builder.stats();
+  if (!spelled.empty()) {
+    std::ofstream out(out_path + ".dict", std::ios::binary | std::ios::app);
+    for (const auto& [w, phones] : spelled) out << w << ' ' << phones << '\n';
+    out.flush();
+    if (!out.good()) return UnavailableError("cannot append to '" + out_path + ".dict'");
+    for (const auto& [w, phones] : spelled) stats.spelled_words.push_back(w);
+  }
+  return stats;
 }
 
 }  // namespace hotline::asr

@@ -5,9 +5,9 @@
 // and other punctuation split words; numbers spoken the way callers say them (up to two digits as
 // a number, "24" → "twenty four"; longer digit strings digit by digit, as order and account
 // numbers are read); template placeholders ("{{Order Number}}") become a context break (no n-gram
-// spans them), as do words missing from the pronunciation dictionary (typos, "e-mail" forms the
-// recognizer could not pronounce): the recognizer can only output words it can pronounce, and an
-// n-gram bridging a dropped word would teach it word pairs nobody says.
+// spans them), as do words missing from the pronunciation dictionary that WriteDomainLm could not
+// pronounce by letter-to-sound rules either (typos): the recognizer can only output words it can
+// pronounce, and an n-gram bridging a dropped word would teach it word pairs nobody says.
 //
 // Model: interpolated Witten-Bell smoothing, written in ARPA back-off form (the back-off weight of
 // a context h is T(h) / (c(h) + T(h)), T = distinct followers), unigrams interpolated with a
@@ -68,6 +68,7 @@ struct LmBuildStats {
   int64_t vocabulary = 0;  // distinct words, with </s>
   std::vector<int64_t> ngrams;  // per order
   std::vector<std::pair<std::string, int64_t>> top_oov;  // most frequent dropped words
+  std::vector<std::string> spelled_words;  // pronounced by letter-to-sound rules (WriteDomainLm)
 };
 
 class NgramLmBuilder {
@@ -109,13 +110,34 @@ class NgramLmBuilder {
   LmBuildStats stats_;
 };
 
-// Builds an `order`-gram model of `texts` over the words of the pronunciation dictionary at
-// `dictionary_path` and writes it to `out_path` (ARPA, replaced atomically) with its own
-// dictionary at `out_path + ".dict"` (what switched mode decodes with). Used by
-// `hotline asr build-lm` and by services that build their domain model from the knowledge base
-// at start-up.
+// The broad customer-service corpus shipped with Hotline (assets/asr/customer_service.txt): the
+// train splits of Banking77, CLINC150 (in scope and out of scope) and Bitext, and the shipped
+// knowledge bases' answers, one text per line (assets/asr/README.md).
+std::string DefaultBroadCorpus();
+
+// What a domain model is built from besides the deployment's texts.
+struct LmMix {
+  // Everyday customer-service questions (one per line) counted into every domain model, so that
+  // the recognizer hears callers who word things their own way, not only the knowledge base's
+  // phrasing (docs/speech-in.md). "" = the deployment's texts alone.
+  std::string broad_corpus = DefaultBroadCorpus();
+  // Each deployment text is counted this many times against once per broad line: the mix's
+  // weight of the deployment's own wording. Tuned on a dev split (docs/speech-in.md).
+  int domain_repeat = 3;
+  // Words missing from the dictionary that occur at least this often (0: none) get a
+  // pronunciation from flite's letter-to-sound rules (letter_to_sound.h) instead of being
+  // dropped; rarer ones are taken for typos and dropped (Bitext repeats some typos twice).
+  int lts_min_count = 3;
+};
+
+// Builds an `order`-gram model of `texts` (and mix.broad_corpus) over the words of the
+// pronunciation dictionary at `dictionary_path` plus the words letter-to-sound rules pronounce,
+// and writes it to `out_path` (ARPA, replaced atomically) with its own dictionary at
+// `out_path + ".dict"` (what switched mode decodes with). Used by `hotline asr build-lm` and by
+// services that build their domain model from the knowledge base at start-up. A broad corpus
+// that cannot be read is an error naming it.
 Result<LmBuildStats> WriteDomainLm(const std::vector<std::string>& texts,
                                    const std::string& dictionary_path, const std::string& out_path,
-                                   int order = 3);
+                                   int order = 3, const LmMix& mix = LmMix());
 
 }  // namespace hotline::asr

@@ -141,7 +141,11 @@ TEST(WriteDomainLm, WritesModelAndItsDictionary) {
     std::ofstream d(dict);
     d << "track T R AE K\nmy M AY\norder AO R D ER\nbill B IH L\n";
   }
-  auto stats = WriteDomainLm({"track my order", "my bill", "track my parcel"}, dict, out);
+  LmMix alone;  // the texts alone: no broad corpus, no letter-to-sound pronunciations
+  alone.broad_corpus.clear();
+  alone.lts_min_count = 0;
+  alone.domain_repeat = 1;
+  auto stats = WriteDomainLm({"track my order", "my bill", "track my parcel"}, dict, out, 3, alone);
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(stats->oov_words, 1);  // "parcel" has no pronunciation
   std::stringstream arpa, words;
@@ -150,11 +154,41 @@ TEST(WriteDomainLm, WritesModelAndItsDictionary) {
   EXPECT_NE(arpa.str().find("\\data\\"), std::string::npos);
   EXPECT_NE(words.str().find("order AO R D ER"), std::string::npos);
   EXPECT_EQ(words.str().find("parcel"), std::string::npos);
-  EXPECT_FALSE(WriteDomainLm({"x"}, "/nonexistent.dict", out).ok());
-  EXPECT_FALSE(WriteDomainLm({"track"}, dict, "/nonexistent-dir/x.lm").ok());
+  EXPECT_FALSE(WriteDomainLm({"x"}, "/nonexistent.dict", out, 3, alone).ok());
+  EXPECT_FALSE(WriteDomainLm({"track"}, dict, "/nonexistent-dir/x.lm", 3, alone).ok());
   std::remove(dict.c_str());
   std::remove(out.c_str());
   std::remove((out + ".dict").c_str());
+}
+
+TEST(WriteDomainLm, MixesTheBroadCorpusAndPronouncesMissingWords) {
+  const std::string dict = "/tmp/hotline_lm_dict2_" + std::to_string(getpid()) + ".dict";
+  const std::string broad = "/tmp/hotline_lm_broad_" + std::to_string(getpid()) + ".txt";
+  const std::string out = "/tmp/hotline_lm_out2_" + std::to_string(getpid()) + ".lm";
+  std::ofstream(dict) << "track T R AE K\nmy M AY\norder AO R D ER\nwhere W EH R\nis IH Z\n";
+  std::ofstream(broad) << "where is my parcel\nwhere is my order\n";
+  LmMix mix;
+  mix.broad_corpus = broad;
+  mix.lts_min_count = 3;
+  // "parcel" three times (twice in the texts, once in the broad corpus): pronounced by the
+  // letter-to-sound rules and kept; "trck" twice: a typo, dropped.
+  auto stats = WriteDomainLm({"track my parcel", "track my parcel", "track my order", "trck",
+                              "trck"},
+                             dict, out, 3, mix);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->spelled_words, std::vector<std::string>{"parcel"});
+  std::stringstream arpa, words;
+  arpa << std::ifstream(out).rdbuf();
+  words << std::ifstream(out + ".dict").rdbuf();
+  EXPECT_NE(words.str().find("parcel P AA R S"), std::string::npos) << words.str();
+  EXPECT_EQ(words.str().find("trck"), std::string::npos);
+  // The broad corpus' phrasing is in the model: "where is" as a bigram.
+  EXPECT_NE(arpa.str().find("where is"), std::string::npos);
+  mix.broad_corpus = "/nonexistent/broad.txt";
+  auto missing = WriteDomainLm({"track my order"}, dict, out, 3, mix);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(std::string(missing.status().message()).find("broad"), std::string::npos);
+  for (const std::string& p : {dict, broad, out, out + ".dict"}) std::remove(p.c_str());
 }
 
 }  // namespace

@@ -1,0 +1,72 @@
+// The banking line end to end: a Banking77 *test* question, spoken by a voice never used for
+// tuning, placed through `hotline call --domain banking` (8 kHz μ-law line, the call session, the
+// recognizer with the call's language model, the answer chain) is answered from the article of
+// its intent. Runs the built binary; data from ../shared/data.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "asr/lm_builder.h"
+#include "run_hotline.h"
+
+namespace hotline::e2e {
+namespace {
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(BankingCall, AnswersASpokenBanking77TestQuestionFromItsArticle) {
+  const std::string question = "Where do I link the new card?";
+  const std::string intent = "card_linking";
+  const std::string test_csv = std::string(HOTLINE_SHARED_DATA_DIR) + "/intent/banking77/test.csv";
+  if (!std::filesystem::exists(test_csv)) GTEST_SKIP() << "no Banking77 at " << test_csv;
+  // It is a Banking77 test question, not one the banking line was built from.
+  ASSERT_NE(ReadAll(test_csv).find(question + "," + intent), std::string::npos);
+  auto rows = asr::ParseCsv(ReadAll(std::string(HOTLINE_SOURCE_DIR) + "/assets/kb/banking/kb.csv"));
+  ASSERT_TRUE(rows.ok());
+  std::string body;
+  for (const auto& row : *rows) {
+    if (row.size() >= 6 && row[2] == intent) body = row[3];
+    if (row.size() >= 6 && row[2] == intent) {
+      EXPECT_EQ(row[5].find(question), std::string::npos);
+    }
+  }
+  ASSERT_FALSE(body.empty());
+
+  const std::string wav = ::testing::TempDir() + "/banking_q_" + std::to_string(getpid()) + ".wav";
+  CommandResult say =
+      RunHotline("tts say '" + question + "' -o " + wav + " --backend flite --voice cmu_us_kal16");
+  ASSERT_EQ(say.exit_code, 0) << say.all();
+  CommandResult call = RunHotline("call " + wav + " --domain banking --fast --json");
+  std::filesystem::remove(wav);
+  ASSERT_EQ(call.exit_code, 0) << call.all();
+  auto j = nlohmann::json::parse(call.out);
+  // The greeting comes first; the caller's question is the first caller turn.
+  const nlohmann::json* turn = nullptr;
+  for (const auto& t : j["turns"]) {
+    if (t["kind"] == "caller") {
+      turn = &t;
+      break;
+    }
+  }
+  ASSERT_NE(turn, nullptr) << call.out;
+  EXPECT_EQ((*turn)["answer"].get<std::string>(), body)
+      << "heard: " << (*turn)["transcript"] << " tier: " << (*turn)["tier"];
+}
+
+TEST(BankingCall, RefusesAnUnknownLine) {
+  CommandResult r = RunHotline("call /nonexistent.wav --domain insurance --fast");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--domain insurance"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace hotline::e2e
