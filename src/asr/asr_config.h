@@ -117,11 +117,14 @@ struct OpenAiAsrConfig {
 
 // The end-of-turn decision (asr/turn_detector.h): how long a silence ends the caller's turn,
 // chosen per 20 ms frame from the partial transcript, the recognizer's state and the voice.
-// Defaults tuned with `hotline eval turns --tune` on the tuning voices and train-split questions
-// (docs/speech-in.md).
+// Off by default: on the turn-taking benchmark (`hotline eval turns`, docs/speech-in.md) it stops
+// the cut-offs at 600 ms pauses but waits longer than the fixed rule after complete questions the
+// recognizer mishears. The weights are a hand-set starting point; `--tune` searches them on the
+// tuning voices.
 struct TurnDetectorConfig {
   // On: the detector sets the endpointer's silence every frame (endpointer.trailing_silence_ms and
-  // complete_silence_ms no longer apply). Off: the endpointer's fixed rule.
+  // complete_silence_ms no longer apply); only with a backend that streams partials
+  // (pocketsphinx). Off: the endpointer's fixed rule.
   bool enabled = false;
   // Turn-end model from `hotline asr train-turns`; empty: the one shipped in assets/turns/.
   std::string model;
