@@ -115,6 +115,62 @@ struct OpenAiAsrConfig {
   Status Validate() const;
 };
 
+// The end-of-turn decision (asr/turn_detector.h): how long a silence ends the caller's turn,
+// chosen per 20 ms frame from the partial transcript, the recognizer's state and the voice.
+// Off by default: on the turn-taking benchmark (`hotline eval turns`, docs/speech-in.md) it stops
+// the cut-offs at 600 ms pauses but waits longer than the fixed rule after complete questions the
+// recognizer mishears. The weights are a hand-set starting point; `--tune` searches them on the
+// tuning voices.
+struct TurnDetectorConfig {
+  // On: the detector sets the endpointer's silence every frame (endpointer.trailing_silence_ms and
+  // complete_silence_ms no longer apply); only with a backend that streams partials
+  // (pocketsphinx). Off: the endpointer's fixed rule.
+  bool enabled = false;
+  // Turn-end model from `hotline asr train-turns`; empty: the one shipped in assets/turns/.
+  std::string model;
+  // Silence that ends a turn that is clearly over. Lower answers sooner; below ~100 ms a
+  // stressed word's stop closure can end the turn.
+  int min_wait_ms = 100;
+  // Silence that ends a turn that is clearly not over (a caller stopped after "my order number
+  // is"). Higher never cuts a slow caller; it is also what a caller waits who really stops there.
+  int max_wait_ms = 1400;
+  // Silence at even odds (log-odds 0 that the turn is over).
+  int center_wait_ms = 520;
+  // Wait taken off (added) per unit of log-odds for (against) the end of the turn. Larger makes
+  // the detector more decisive.
+  double ms_per_logit = 110;
+  // Log-odds offset and weight of the words' end probability (logit of TurnEndModel).
+  double bias = 0.0;
+  double lexical_weight = 1.0;
+  // Log-odds added while the recognizer is still revising the last words (its partial changed
+  // within open_word_ms): a word is still open.
+  double open_word_logit = -1.5;
+  int open_word_ms = 160;
+  // Log-odds per semitone of final pitch fall, per dB of energy drop in the last 100 ms of speech,
+  // and per unit of final lengthening above 1.
+  double pitch_fall_weight = 0.0;
+  double energy_drop_weight = 0.0;
+  double lengthening_weight = 0.0;
+
+  template <class V>
+  void Visit(V& v) {
+    v.Field("enabled", enabled, "Learned end-of-turn decision (off: endpointer's fixed silence)");
+    v.Field("model", model, "Turn-end model file (empty: assets/turns/turn_end.model)");
+    v.Field("min_wait_ms", min_wait_ms, "Silence that ends a turn that is clearly over (ms)");
+    v.Field("max_wait_ms", max_wait_ms, "Silence that ends a turn that is clearly not over (ms)");
+    v.Field("center_wait_ms", center_wait_ms, "Silence at even odds (ms)");
+    v.Field("ms_per_logit", ms_per_logit, "Wait change per unit of log-odds (ms)");
+    v.Field("bias", bias, "Log-odds offset of the end of turn");
+    v.Field("lexical_weight", lexical_weight, "Weight of the words' end log-odds");
+    v.Field("open_word_logit", open_word_logit, "Log-odds while the recognizer revises words");
+    v.Field("open_word_ms", open_word_ms, "A partial changed this recently means an open word (ms)");
+    v.Field("pitch_fall_weight", pitch_fall_weight, "Log-odds per semitone of final pitch fall");
+    v.Field("energy_drop_weight", energy_drop_weight, "Log-odds per dB of final energy drop");
+    v.Field("lengthening_weight", lengthening_weight, "Log-odds per unit of final lengthening");
+  }
+  Status Validate() const;
+};
+
 struct AsrConfig {
   // "pocketsphinx" (embedded, streaming) or "openai" (remote, whole utterance).
   std::string backend = "pocketsphinx";
@@ -123,6 +179,7 @@ struct AsrConfig {
   int stable_ms = 300;
   PocketsphinxConfig pocketsphinx;
   OpenAiAsrConfig openai;
+  TurnDetectorConfig turn;
 
   template <class V>
   void Visit(V& v) {
@@ -130,6 +187,7 @@ struct AsrConfig {
     v.Field("stable_ms", stable_ms, "Audio a partial must survive unchanged to be stable (ms)");
     v.Section("pocketsphinx", pocketsphinx);
     v.Section("openai", openai);
+    v.Section("turn", turn);
   }
   Status Validate() const;
 };

@@ -74,6 +74,7 @@ Status AsrConfig::Validate() const {
   if (stable_ms < 0 || stable_ms > 10000) {
     return InvalidArgumentError("stable_ms must be in [0, 10000], got " + std::to_string(stable_ms));
   }
+  RETURN_IF_ERROR(turn.Validate().WithContext("turn"));
   return Status::Ok();
 }
 

@@ -1,5 +1,6 @@
 #include "audio/endpointer.h"
 
+#include <algorithm>
 #include <string>
 
 namespace hotline::audio {
@@ -43,6 +44,7 @@ void Endpointer::Reset() {
   now_ms_ = 0;
   in_utterance_ = false;
   looks_complete_ = false;
+  silence_needed_ms_ = 0;
   run_speech_ms_ = 0;
   total_speech_ms_ = 0;
   silence_ms_ = 0;
@@ -60,6 +62,7 @@ EndpointUpdate Endpointer::Push(bool speech) {
     if (run_speech_ms_ >= config_.start_speech_ms) {
       in_utterance_ = true;
       looks_complete_ = false;
+      silence_needed_ms_ = 0;
       start_ms_ = now_ms_ - run_speech_ms_;
       total_speech_ms_ = run_speech_ms_;
       silence_ms_ = 0;
@@ -82,7 +85,10 @@ EndpointUpdate Endpointer::Push(bool speech) {
   u.speech_start_ms = start_ms_;
   u.speech_end_ms = last_speech_end_ms_;
 
-  const int needed = looks_complete_ ? config_.complete_silence_ms : config_.trailing_silence_ms;
+  const int needed =
+      silence_needed_ms_ > 0
+          ? std::clamp(silence_needed_ms_, kFrameMs, config_.max_utterance_ms)
+          : (looks_complete_ ? config_.complete_silence_ms : config_.trailing_silence_ms);
   if (silence_ms_ >= needed) {
     u.event = total_speech_ms_ >= config_.min_speech_ms ? EndpointEvent::kEndOfTurn
                                                         : EndpointEvent::kDiscarded;
@@ -92,6 +98,7 @@ EndpointUpdate Endpointer::Push(bool speech) {
   if (u.event != EndpointEvent::kNone) {
     in_utterance_ = false;
     looks_complete_ = false;
+    silence_needed_ms_ = 0;
     run_speech_ms_ = 0;
   }
   return u;

@@ -75,6 +75,12 @@ class Endpointer {
   // every new utterance.
   void SetLooksComplete(bool complete) { looks_complete_ = complete; }
 
+  // The silence that ends the current utterance, chosen continuously by a turn detector
+  // (asr/turn_detector.h) from the words, the recognizer and the voice; clamped to
+  // [kFrameMs, max_utterance_ms]. While set it replaces both trailing_silence_ms and the
+  // looks-complete hint; 0 goes back to them. Cleared at every new utterance.
+  void SetSilenceNeededMs(int ms) { silence_needed_ms_ = ms; }
+
   bool in_utterance() const { return in_utterance_; }
   int64_t now_ms() const { return now_ms_; }
   // Starts over at time 0 (a new call).
@@ -85,6 +91,7 @@ class Endpointer {
   int64_t now_ms_ = 0;
   bool in_utterance_ = false;
   bool looks_complete_ = false;
+  int silence_needed_ms_ = 0;  // 0: the config's rule
   int run_speech_ms_ = 0;      // consecutive speech while waiting
   int total_speech_ms_ = 0;    // speech within the utterance
   int silence_ms_ = 0;         // trailing silence within the utterance

@@ -117,5 +117,31 @@ TEST(Endpointer, RealSpeechIsOneTurn) {
   EXPECT_EQ(turns[0].now_ms - turns[0].speech_end_ms, c.trailing_silence_ms);
 }
 
+TEST(Endpointer, ADetectorsSilenceReplacesTheFixedRule) {
+  EndpointerConfig c;
+  Endpointer ep(c);
+  // A long wait: a 600 ms pause does not end the turn, the silence after the last word does.
+  auto ev = Feed(ep, Frames('.', 100) + Frames('S', 500));
+  ASSERT_EQ(ev.size(), 1u);
+  ep.SetSilenceNeededMs(1200);
+  ev = Feed(ep, Frames('.', 600) + Frames('S', 400) + Frames('.', 1180));
+  EXPECT_TRUE(ev.empty());
+  ev = Feed(ep, Frames('.', 20));
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].event, EndpointEvent::kEndOfTurn);
+  EXPECT_EQ(ev[0].now_ms - ev[0].speech_end_ms, 1200);
+  // Cleared at the next utterance: the fixed rule again, and a short wait ends sooner than it,
+  // even with the looks-complete hint.
+  ev = Feed(ep, Frames('S', 500));
+  ep.SetLooksComplete(true);
+  ep.SetSilenceNeededMs(100);
+  ev = Feed(ep, Frames('.', 100));
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].now_ms - ev[0].speech_end_ms, 100);
+  ev = Feed(ep, Frames('S', 500) + Frames('.', c.trailing_silence_ms));
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[1].now_ms - ev[1].speech_end_ms, c.trailing_silence_ms);
+}
+
 }  // namespace
 }  // namespace hotline::audio

@@ -313,6 +313,7 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
       overlapped = playing;
       barged = barged && playing;  // a barge-in may have fired on this very frame
       partial_revision = 0;
+      turn.Reset();
       last_peeked.clear();
       hinted_phrase.clear();
       {
@@ -350,11 +351,13 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
       break;
     case audio::EndpointEvent::kNone:
       if (endpointer.in_utterance() && asr) {
+        if (res.turn_model) turn.OnFrame(frame, verdict->speech, u.now_ms);
         if (Status s = asr->AcceptFrames(frame); !s.ok()) {
           Error(-1, "asr", s);
           asr.reset();
         } else if (asr->partial().revision != partial_revision) {
           partial_revision = asr->partial().revision;
+          if (res.turn_model) turn.OnPartial(asr->partial().text, u.now_ms);
           // The caller said more than the question the hint was for: back to the full silence.
           if (!hinted_phrase.empty() && PhraseText(asr->partial().text) != hinted_phrase) {
             endpointer.SetLooksComplete(false);
@@ -366,6 +369,7 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
             if (res.call.prework) StartPrework(asr->partial().text);
           }
         }
+        if (res.turn_model && asr) endpointer.SetSilenceNeededMs(turn.WaitMs(u.now_ms));
       }
       break;
   }

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "asr/recognizer.h"
+#include "asr/turn_detector.h"
 #include "audio/barge_in.h"
 #include "audio/endpointer.h"
 #include "audio/resampler.h"
@@ -104,6 +105,9 @@ struct CallResources {
   audio::ResamplerConfig resampler;
   tts::SentenceChunkerConfig chunker;
   tts::TextNormalizerConfig normalizer;
+  // Optional: the learned end-of-turn decision (asr.turn); null keeps the endpointer's fixed rule.
+  std::shared_ptr<const asr::TurnEndModel> turn_model;
+  asr::TurnDetectorConfig turn;
 
   Status Validate() const;
 };

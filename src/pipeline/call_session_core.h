@@ -71,6 +71,7 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   audio::Vad vad;
   audio::FrameChunker chunker;  // 20 ms frames at the line rate
   audio::Endpointer endpointer;
+  asr::TurnDetector turn{res.turn, res.turn_model};  // used when res.turn_model is set
   audio::BargeInDetector barge;
   std::unique_ptr<asr::RecognizerStream> asr;
   uint64_t partial_revision = 0;

@@ -122,6 +122,13 @@ Result<std::unique_ptr<CallStack>> CallStack::Build(const CallStackOptions& o) {
   r.endpointer = o.endpointer;
   r.barge_in = o.barge_in;
   r.resampler = o.resampler;
+  // The detector reads streaming partials; a backend without them keeps the fixed rule.
+  if (asr.turn.enabled && asr.backend == "pocketsphinx") {
+    auto turn_model = asr::LoadTurnEndModel(asr.turn);
+    if (!turn_model.ok()) return turn_model.status().WithContext("asr.turn");
+    r.turn_model = std::move(*turn_model);
+    r.turn = asr.turn;
+  }
   RETURN_IF_ERROR(r.Validate());
   return s;
 }

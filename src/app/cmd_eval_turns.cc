@@ -1,0 +1,960 @@
+// `hotline eval turns`: the turn-taking benchmark. How often each end-of-turn policy cuts a
+// caller off inside a question (a false cut-off), and how long it makes the caller wait after the
+// last word of a complete one.
+//
+// Utterances. Questions of the public sets (app/turn_questions.h) spoken by several voices
+// (flite slt, rms, awb, kal16; espeak-ng en-us), each once whole and once per pause length with a
+// silent pause at a natural hesitation point: after an article or possessive ("a copy of my …
+// invoice"), a preposition ("a copy of … my invoice"), an auxiliary or the pronoun after one
+// ("when will i … receive"), a filler ("um", "uh" said and then a pause), or between the groups of
+// digits of an order or card number. The words before and after the pause are synthesized
+// separately and joined by exact silence, so the pause is exact. Then 500 ms of silence before,
+// 2 s after, white line noise 40 dB under the speech, 8 kHz and a μ-law round trip: what a call
+// hears. Tuning voices speak train-split questions, report voices test-split questions; the
+// real recordings of Debian's pocketsphinx-testdata (LibriVox read speech, "go forward ten
+// meters", ...) are a report-only set of human voices, with pauses inserted at word boundaries
+// the recognizer's word timings give.
+//
+// Each utterance runs once through the call's own objects (asr::TraceUtterance: the VAD, the
+// configured recognizer with the knowledge base's domain model, the turn detector's inputs, the
+// answerer's cached tiers for the old rule's hint); every policy is then replayed over that
+// trace through a real Endpointer. Synthesized audio is cached (--cache).
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "answer/answer_stack.h"
+#include "answer/knowledge_base.h"
+#include "app/cli.h"
+#include "app/hotline_config.h"
+#include "app/turn_questions.h"
+#include "asr/lm_builder.h"
+#include "asr/recognizer.h"
+#include "asr/turn_eval.h"
+#include "audio/g711.h"
+#include "audio/resampler.h"
+#include "audio/vad.h"
+#include "audio/wav.h"
+#include "common/log.h"
+#include "tts/synthesizer.h"
+
+namespace hotline::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: hotline eval turns [options]\n"
+    "  Turn-taking benchmark: false cut-offs inside questions with pauses of 300-1,500 ms at\n"
+    "  hesitation points, against the end-of-turn delay after complete questions, for the old\n"
+    "  rule (silence 500 ms, 240 ms with the looks-complete hint), silence-only rules and the\n"
+    "  turn detector (asr.turn), per pause length, voice and hesitation kind.\n"
+    "  --data DIR        shared data folder (default ../shared/data)\n"
+    "  --cache DIR       synthesized audio cache (default $XDG_CACHE_HOME or ~/.cache, "
+    "/hotline/turns)\n"
+    "  --questions N     questions per set (Banking77, CLINC150, Bitext) and voice (default 12)\n"
+    "  --pauses LIST     pause lengths in ms (default 300,600,1000,1500)\n"
+    "  --tuning-voices L tuning voices, train-split questions (default slt,rms)\n"
+    "  --report-voices L report voices, test-split questions (default awb,kal16,espeak)\n"
+    "  --no-real         leave out the pocketsphinx-testdata recordings\n"
+    "  --tune            grid-search the detector's weights on the tuning voices and report the\n"
+    "                    best configuration (meeting the cut-off targets with a margin)\n"
+    "  --threads N       utterances traced in parallel (default 2)\n"
+    "  --config FILE     configuration (speech_in.*, asr.*, answer.*, call.*); --set a.b=v\n"
+    "  --json            print the report as JSON;  -o FILE  also write the JSON to FILE\n";
+
+// ---------------------------------------------------------------------------------------------
+// Hesitation points.
+
+const std::set<std::string> kArticles = {"a",    "an",  "the", "my",  "your",  "this", "that",
+                                         "some", "our", "his", "her", "their", "any"};
+const std::set<std::string> kPrepositions = {
+    "of", "to",   "for",     "in",    "on",     "with",    "about",   "from", "at",
+    "by", "into", "between", "after", "before", "without", "through", "than"};
+const std::set<std::string> kAuxiliaries = {"can",   "could", "will", "would", "do",    "does",
+                                            "did",   "is",    "are",  "was",   "were",  "should",
+                                            "have",  "has",   "had",  "am",    "shall", "may",
+                                            "might", "must",  "i'd",  "i'll",  "i've",  "i'm"};
+const std::set<std::string> kPronouns = {"i", "you", "we", "they", "it", "he", "she"};
+const std::set<std::string> kDigits = {"zero", "oh",  "one",   "two",   "three", "four",
+                                       "five", "six", "seven", "eight", "nine"};
+
+struct Split {
+  std::string kind;  // article | preposition | auxiliary | filler | digits
+  std::string before, after;
+};
+
+std::vector<std::string> Words(const std::string& text) {
+  std::vector<std::string> w;
+  std::istringstream in(text);
+  for (std::string s; in >> s;) w.push_back(s);
+  return w;
+}
+
+std::string Join(const std::vector<std::string>& w, size_t b, size_t e) {
+  std::string s;
+  for (size_t i = b; i < e; ++i) s += (s.empty() ? "" : " ") + w[i];
+  return s;
+}
+
+// The spoken form: lower case, digits one by one ("order 4 5 1" as a caller reads it), no
+// punctuation. Numbers of one or two digits stay numbers.
+std::string SpokenText(const std::string& q) {
+  std::string words;
+  for (const std::string& w : asr::LmWords(q)) {
+    if (w == asr::kLmBreak) continue;
+    words += (words.empty() ? "" : " ") + w;
+  }
+  return words;
+}
+
+// The hesitation points of a question, by kind (each: split after word k).
+std::map<std::string, std::vector<size_t>> Candidates(const std::vector<std::string>& w) {
+  std::map<std::string, std::vector<size_t>> c;
+  const size_t n = w.size();
+  for (size_t k = 1; k + 2 < n; ++k) {  // at least 2 words before (incl. k) and 2 after
+    if (kArticles.count(w[k])) c["article"].push_back(k);
+    if (kPrepositions.count(w[k])) c["preposition"].push_back(k);
+    if (kAuxiliaries.count(w[k]) || (kPronouns.count(w[k]) && kAuxiliaries.count(w[k - 1]))) {
+      c["auxiliary"].push_back(k);
+    }
+  }
+  // Digit groups: inside a run of at least 6 digits, after its 3rd or 4th digit.
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j < n && kDigits.count(w[j])) ++j;
+    if (j - i >= 6) c["digits"].push_back(i + ((j - i) >= 8 ? 3 : 2));
+    i = j + 1;
+  }
+  if (n >= 4) {
+    for (size_t k = 1; k + 2 < n; ++k) c["filler"].push_back(k);
+  }
+  return c;
+}
+
+const char* const kKindOrder[] = {"article", "preposition", "auxiliary", "filler"};
+
+std::optional<Split> ChooseSplit(const std::string& spoken, size_t index, std::mt19937& rng) {
+  const std::vector<std::string> w = Words(spoken);
+  if (w.size() < 4 || w.size() > 24) return std::nullopt;
+  auto c = Candidates(w);
+  std::string kind;
+  if (c.count("digits")) {
+    kind = "digits";
+  } else {
+    for (size_t t = 0; t < 4 && kind.empty(); ++t) {
+      const char* k = kKindOrder[(index + t) % 4];
+      if (c.count(k)) kind = k;
+    }
+  }
+  if (kind.empty()) return std::nullopt;
+  const auto& ks = c[kind];
+  const size_t k = ks[std::uniform_int_distribution<size_t>(0, ks.size() - 1)(rng)];
+  Split s;
+  s.kind = kind;
+  s.before = Join(w, 0, k + 1);
+  s.after = Join(w, k + 1, w.size());
+  if (kind == "filler") s.before += (index % 2) ? " uh" : " um";
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Voices and the synthesized-audio cache.
+
+struct Voice {
+  std::string name;  // slt, rms, awb, kal16, espeak
+  bool tuning = false;
+  tts::TtsConfig config;
+};
+
+Result<Voice> MakeVoice(const std::string& name, bool tuning) {
+  Voice v{name, tuning, {}};
+  if (name == "espeak") {
+    v.config.backend = "espeak-ng";
+    v.config.espeak_ng.voice = "en-us";
+  } else if (name == "slt" || name == "rms" || name == "awb" || name == "kal16" || name == "kal") {
+    v.config.backend = "flite";
+    v.config.flite.voice = "cmu_us_" + name;
+  } else {
+    return InvalidArgumentError("unknown voice '" + name +
+                                "' (slt, rms, awb, kal16, kal: flite; espeak: espeak-ng en-us)");
+  }
+  return v;
+}
+
+uint64_t Fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// Frames of 20 ms at 8 kHz: leading and trailing frames below max(peak - 40 dB, -55 dBFS) go.
+std::vector<int16_t> TrimSilence(const std::vector<int16_t>& x) {
+  const size_t f = 160;
+  std::vector<float> db;
+  for (size_t i = 0; i + f <= x.size(); i += f) {
+    db.push_back(audio::LevelDbfs(std::span<const int16_t>(x).subspan(i, f)));
+  }
+  if (db.empty()) return x;
+  const float floor = std::max(*std::max_element(db.begin(), db.end()) - 40.0f, -55.0f);
+  size_t b = 0, e = db.size();
+  while (b < e && db[b] < floor) ++b;
+  while (e > b && db[e - 1] < floor) --e;
+  return std::vector<int16_t>(x.begin() + static_cast<ptrdiff_t>(b * f),
+                              x.begin() + static_cast<ptrdiff_t>(e * f));
+}
+
+class SpeechCache {
+ public:
+  explicit SpeechCache(std::string dir) : dir_(std::move(dir)) {}
+
+  // 8 kHz speech of `text` by `voice`, trimmed to its speech. Thread-safe per distinct file.
+  Result<std::vector<int16_t>> Get(const Voice& voice, const std::string& text) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "%016llx.wav",
+                  static_cast<unsigned long long>(Fnv1a(voice.name + "|" + text)));
+    const std::filesystem::path path = std::filesystem::path(dir_) / voice.name / name;
+    if (std::filesystem::exists(path)) {
+      auto read = audio::ReadWavFile(path.string());
+      if (read.ok() && read->audio.sample_rate_hz == 8000) return read->audio.samples;
+    }
+    ASSIGN_OR_RETURN(auto synth, tts::CreateSynthesizer(voice.config));
+    ASSIGN_OR_RETURN(audio::AudioBuffer speech, tts::SynthesizeToBuffer(*synth, text));
+    ASSIGN_OR_RETURN(audio::AudioBuffer narrow, audio::Resample(audio::AudioView(speech), 8000));
+    std::vector<int16_t> trimmed = TrimSilence(narrow.samples);
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+    const std::string tmp =
+        path.string() + ".tmp" + std::to_string(::getpid()) + "_" +
+        std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+    if (audio::WriteWavFile(tmp, audio::AudioView(trimmed, 8000), audio::Codec::kPcm16).ok()) {
+      std::filesystem::rename(tmp, path, ec);
+    }
+    return trimmed;
+  }
+
+ private:
+  std::string dir_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Utterances.
+
+struct Item {
+  std::string group;  // tuning | report | real
+  std::string voice;
+  std::string set;   // banking77 | clinc150 | bitext | recording name
+  std::string kind;  // hesitation kind; "" for complete utterances
+  std::string text;  // what is said ("before … after" for paused ones)
+  asr::TurnUtterance utt;
+  asr::TurnTrace trace;
+};
+
+constexpr int kLeadMs = 500;
+constexpr int kTailMs = 2000;
+
+// Joins speech pieces with `pause_ms` of silence, adds lead-in, tail, line noise 40 dB under the
+// speech, and the μ-law round trip.
+asr::TurnUtterance Assemble(const std::vector<int16_t>& a, const std::vector<int16_t>* b,
+                            int pause_ms, uint32_t seed) {
+  const size_t ms = 8;  // samples per ms at 8 kHz
+  asr::TurnUtterance u;
+  std::vector<int16_t> x(kLeadMs * ms, 0);
+  x.insert(x.end(), a.begin(), a.end());
+  if (b != nullptr) {
+    u.pause_ms = pause_ms;
+    u.pause_start_ms = static_cast<int64_t>(x.size() / ms);
+    x.insert(x.end(), static_cast<size_t>(pause_ms) * ms, 0);
+    x.insert(x.end(), b->begin(), b->end());
+  }
+  u.speech_end_ms = static_cast<int64_t>(x.size() / ms);
+  x.insert(x.end(), kTailMs * ms, 0);
+  double e = 0;
+  size_t n = 0;
+  for (int16_t v : a) e += static_cast<double>(v) * v, ++n;
+  const double speech_rms = std::sqrt(e / std::max<size_t>(n, 1));
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(0, speech_rms * 0.01);  // -40 dB
+  std::vector<uint8_t> line(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = audio::SaturateToInt16(static_cast<int32_t>(std::lrint(x[i] + noise(rng))));
+  }
+  audio::EncodeMulaw(x, line);
+  audio::DecodeMulaw(line, x);
+  u.audio = audio::AudioBuffer(std::move(x), 8000);
+  return u;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Policies and summaries.
+
+struct GroupKey {
+  std::string group, voice, kind;
+  int pause = 0;
+};
+
+nlohmann::json Summarize(const std::vector<const Item*>& items,
+                         const std::vector<asr::TurnOutcome>& outcomes) {
+  std::map<int, asr::TurnStats> by_pause;
+  for (size_t i = 0; i < items.size(); ++i) {
+    asr::TurnStats& s = by_pause[items[i]->utt.pause_ms];
+    ++s.n;
+    if (outcomes[i].cut_off) ++s.cut_offs;
+    if (!outcomes[i].cut_off) s.delays_ms.push_back(outcomes[i].delay_ms);
+  }
+  nlohmann::json j = nlohmann::json::object();
+  for (auto& [pause, s] : by_pause) {
+    nlohmann::json r = {{"n", s.n}, {"cut_offs", s.cut_offs}, {"cut_off_rate", s.cut_off_rate()}};
+    if (pause == 0) {
+      r["delay_p50_ms"] = s.DelayPercentile(0.5);
+      r["delay_p90_ms"] = s.DelayPercentile(0.9);
+    }
+    j[pause == 0 ? "complete" : std::to_string(pause)] = r;
+  }
+  return j;
+}
+
+struct PolicyResult {
+  asr::TurnPolicy policy;
+  std::vector<asr::TurnOutcome> outcomes;  // per item
+};
+
+std::vector<asr::TurnOutcome> ReplayAll(const std::vector<Item>& items, const asr::TurnPolicy& p) {
+  std::vector<asr::TurnOutcome> out;
+  out.reserve(items.size());
+  for (const Item& it : items) out.push_back(asr::ReplayPolicy(it.utt, it.trace, p));
+  return out;
+}
+
+nlohmann::json Breakdown(const std::vector<Item>& items, const std::vector<asr::TurnOutcome>& out,
+                         const std::function<std::string(const Item&)>& key,
+                         const std::string& group) {
+  std::map<std::string, std::pair<std::vector<const Item*>, std::vector<asr::TurnOutcome>>> parts;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].group != group) continue;
+    auto& p = parts[key(items[i])];
+    p.first.push_back(&items[i]);
+    p.second.push_back(out[i]);
+  }
+  nlohmann::json j = nlohmann::json::object();
+  for (auto& [k, p] : parts) j[k] = Summarize(p.first, p.second);
+  return j;
+}
+
+// The complete-question items of `kind` paused ones get their kind's complete twin: a kind
+// breakdown reports only paused items (delays belong to complete questions).
+nlohmann::json Report(const std::vector<Item>& items, const std::vector<asr::TurnOutcome>& out) {
+  nlohmann::json j;
+  for (const char* group : {"tuning", "report", "real"}) {
+    auto all = Breakdown(
+        items, out, [](const Item&) { return std::string("all"); }, group);
+    if (all.empty()) continue;
+    j[group]["all"] = all["all"];
+    j[group]["by_voice"] = Breakdown(
+        items, out, [](const Item& it) { return it.voice; }, group);
+    j[group]["by_set"] = Breakdown(
+        items, out, [](const Item& it) { return it.set; }, group);
+    j[group]["by_kind"] = Breakdown(
+        items, out, [](const Item& it) { return it.kind.empty() ? "complete" : it.kind; }, group);
+  }
+  return j;
+}
+
+double Get(const nlohmann::json& j, const std::string& group, const std::string& row,
+           const char* field) {
+  if (!j.contains(group) || !j[group]["all"].contains(row)) return -1;
+  const auto& r = j[group]["all"][row];
+  return r.contains(field) ? r[field].get<double>() : -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, ',');) {
+    if (!part.empty()) out.push_back(part);
+  }
+  return out;
+}
+
+// Recordings of pocketsphinx-testdata with their transcripts.
+struct Recording {
+  std::string name, path, text;
+  bool raw = false;
+};
+
+std::vector<Recording> Recordings() {
+  const std::string d = "/usr/share/pocketsphinx/test/data/";
+  std::vector<Recording> r = {
+      {"goforward", d + "goforward.raw", "go forward ten meters", true},
+      {"something", d + "something.raw", "go somewhere and do something", true}};
+  std::ifstream t(d + "librivox/transcription");
+  for (std::string line; std::getline(t, line);) {
+    const size_t open = line.rfind('('), close = line.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    std::string id = line.substr(open + 1, close - open - 1);
+    std::string text = line.substr(0, open);
+    for (const char* tag : {"<s>", "</s>"}) {
+      if (size_t p = text.find(tag); p != std::string::npos) text.erase(p, std::strlen(tag));
+    }
+    r.push_back({id.substr(id.size() - 4), d + "librivox/" + id + ".wav", text, false});
+  }
+  return r;
+}
+
+int RunEvalTurns(std::span<const std::string> argv) {
+  auto args = Args::Parse(argv, {"--data", "--cache", "--questions", "--pauses", "--tuning-voices",
+                                 "--report-voices", "--threads", "--config", "--set", "-o"});
+  if (!args.ok()) return UsageError(args.status().message(), kUsage);
+  const std::string data = args->GetOr("--data", "../shared/data");
+  std::string cache_dir = args->GetOr("--cache", "");
+  auto per_set = args->GetInt("--questions", 12, 1, 10000);
+  const std::string pauses_arg = args->GetOr("--pauses", "300,600,1000,1500");
+  const std::string tuning_arg = args->GetOr("--tuning-voices", "slt,rms");
+  const std::string report_arg = args->GetOr("--report-voices", "awb,kal16,espeak");
+  const bool no_real = args->Has("--no-real");
+  const bool tune = args->Has("--tune");
+  auto threads = args->GetInt("--threads", 2, 1, 64);
+  const std::string config_path = args->GetOr("--config", "");
+  const std::vector<std::string> overrides = args->GetAll("--set");
+  const bool json = args->Has("--json");
+  const std::optional<std::string> out_path = args->Get("-o");
+  if (Status s = args->Finish(); !s.ok()) return UsageError(s.message(), kUsage);
+  if (!per_set.ok()) return UsageError(per_set.status().message(), kUsage);
+  if (!threads.ok()) return UsageError(threads.status().message(), kUsage);
+  if (!args->positional().empty()) return UsageError("unexpected argument", kUsage);
+  std::vector<int> pauses;
+  for (const std::string& p : SplitList(pauses_arg)) {
+    try {
+      const int v = std::stoi(p);
+      if (v < 100 || v > 5000) throw std::out_of_range("pause");
+      pauses.push_back(v);
+    } catch (...) {
+      return UsageError("--pauses takes pause lengths in ms, 100..5000, comma-separated", kUsage);
+    }
+  }
+  std::vector<Voice> voices;
+  for (const auto& [list, tuning] : {std::pair{tuning_arg, true}, std::pair{report_arg, false}}) {
+    for (const std::string& name : SplitList(list)) {
+      auto v = MakeVoice(name, tuning);
+      if (!v.ok()) return UsageError(v.status().message(), kUsage);
+      voices.push_back(std::move(*v));
+    }
+  }
+  if (cache_dir.empty()) {
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    cache_dir = xdg && *xdg ? std::string(xdg) + "/hotline/turns"
+                : home      ? std::string(home) + "/.cache/hotline/turns"
+                            : "/tmp/hotline-turns-cache";
+  }
+
+  auto cfg = LoadHotlineConfig(config_path, overrides);
+  if (!cfg.ok()) return Fail(cfg.status());
+  InitLogging(cfg->log_level == "info" ? "warn" : cfg->log_level);
+  auto sets = turns::LoadQuestionSets(data);
+  if (!sets.ok()) return Fail(sets.status());
+
+  // The call's objects: the recognizer with the knowledge base's domain model (as a call stack
+  // builds it), the turn detector's model, the answerer's cached tiers for the old rule's hint.
+  const std::string kb_csv = std::string(HOTLINE_ASSETS_DIR) + "/kb/bitext_kb.csv";
+  asr::AsrConfig asr_cfg = cfg->asr;
+  const std::string lm = "/tmp/hotline_eval_turns_" + std::to_string(getpid()) + ".lm";
+  if (asr_cfg.backend == "pocketsphinx" && asr_cfg.pocketsphinx.domain_lm.empty()) {
+    auto rows = asr::ReadTrainingTexts(kb_csv, "questions");
+    if (!rows.ok()) return Fail(rows.status());
+    std::vector<std::string> texts;
+    for (const std::string& row : *rows) {
+      for (std::string& q : answer::SplitQuestions(row)) texts.push_back(std::move(q));
+    }
+    auto built = asr::WriteDomainLm(texts, asr_cfg.pocketsphinx.dictionary, lm);
+    if (!built.ok()) return Fail(built.status().WithContext("domain language model"));
+    asr_cfg.pocketsphinx.domain_lm = lm;
+    if (asr_cfg.pocketsphinx.lm_mode == "switched") asr_cfg.pocketsphinx.dictionary = lm + ".dict";
+  }
+  // Decoders are built as streams need them: the model files stay until the command returns.
+  struct RemoveFiles {
+    std::string lm;
+    ~RemoveFiles() {
+      std::error_code ec;
+      std::filesystem::remove(lm, ec);
+      std::filesystem::remove(lm + ".dict", ec);
+    }
+  } remove_lm{lm};
+  auto recognizer = asr::CreateRecognizer(asr_cfg);
+  if (!recognizer.ok()) return Fail(recognizer.status().WithContext("recognizer"));
+  auto model = asr::LoadTurnEndModel(cfg->asr.turn);
+  if (!model.ok()) return Fail(model.status());
+  answer::AnswerStackOptions so;
+  so.kb_path = ":memory:";
+  so.kb_csv = kb_csv;
+  auto stack = answer::AnswerStack::Build(cfg->answer, answer::StoreConfig{}, so);
+  if (!stack.ok()) return Fail(stack.status().WithContext("answer stack"));
+  answer::Answerer& answerer = (*stack)->answerer();
+  const pipeline::CallConfig& call = cfg->call;
+  const asr::LooksCompleteFn looks_complete = [&](const std::string& partial) {
+    if (!call.prework || !call.prework_ends_turn) return false;
+    if (static_cast<int>(Words(partial).size()) < call.prework_min_words) return false;
+    answer::CallerSession caller("");
+    auto peeked = answerer.Peek(partial, caller);
+    return peeked.ok() && peeked->has_value() && !(*peeked)->personal &&
+           (*peeked)->tier != answer::AnswerTierId::kFallback;
+  };
+
+  // Utterances: per voice, questions of each set (train split for tuning voices, test split for
+  // report voices), whole and with each pause.
+  SpeechCache cache(cache_dir);
+  std::vector<Item> items;
+  struct Job {
+    const Voice* voice;
+    std::string set, spoken;
+    std::optional<Split> split;
+  };
+  std::vector<Job> jobs;
+  for (const Voice& v : voices) {
+    for (const turns::QuestionSet& s : *sets) {
+      const std::vector<std::string>& qs = v.tuning ? s.train : s.test;
+      std::mt19937 rng(static_cast<uint32_t>(Fnv1a(v.name + s.name)));
+      std::vector<size_t> order(qs.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::shuffle(order.begin(), order.end(), rng);
+      int taken = 0;
+      for (size_t i = 0; i < order.size() && taken < *per_set; ++i) {
+        const std::string spoken = SpokenText(qs[order[i]]);
+        auto split = ChooseSplit(spoken, static_cast<size_t>(taken), rng);
+        if (!split) continue;
+        jobs.push_back({&v, s.name, spoken, split});
+        ++taken;
+      }
+    }
+  }
+  std::fprintf(stderr, "eval turns: %zu questions x (1 + %zu pauses), synthesizing (cache %s)\n",
+               jobs.size(), pauses.size(), cache_dir.c_str());
+  {
+    std::vector<std::vector<Item>> per_job(jobs.size());
+    std::atomic<size_t> next{0};
+    std::mutex err_mu;
+    Status first_error;
+    auto work = [&] {
+      for (size_t j; (j = next.fetch_add(1)) < jobs.size();) {
+        const Job& job = jobs[j];
+        auto whole = cache.Get(*job.voice, job.spoken);
+        auto before = cache.Get(*job.voice, job.split->before);
+        auto after = cache.Get(*job.voice, job.split->after);
+        if (!whole.ok() || !before.ok() || !after.ok()) {
+          std::lock_guard lock(err_mu);
+          first_error = !whole.ok()    ? whole.status()
+                        : !before.ok() ? before.status()
+                                       : after.status();
+          continue;
+        }
+        const std::string group = job.voice->tuning ? "tuning" : "report";
+        const uint32_t seed = static_cast<uint32_t>(Fnv1a(job.voice->name + job.spoken));
+        Item it{group, job.voice->name, job.set, "", job.spoken, Assemble(*whole, nullptr, 0, seed),
+                {}};
+        per_job[j].push_back(std::move(it));
+        for (int p : pauses) {
+          Item ip{group,
+                  job.voice->name,
+                  job.set,
+                  job.split->kind,
+                  job.split->before + " … " + job.split->after,
+                  Assemble(*before, &*after, p, seed + static_cast<uint32_t>(p)),
+                  {}};
+          per_job[j].push_back(std::move(ip));
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    for (long long t = 0; t < *threads; ++t) pool.emplace_back(work);
+    for (auto& t : pool) t.join();
+    if (!first_error.ok()) return Fail(first_error.WithContext("synthesis"));
+    for (auto& v : per_job) {
+      for (auto& it : v) items.push_back(std::move(it));
+    }
+  }
+
+  // Real recordings: whole, and with pauses at a word boundary after a function word (word
+  // timings from the generic US English model, which knows their words).
+  if (!no_real) {
+    asr::AsrConfig generic;
+    generic.pocketsphinx.max_streams = 2;
+    auto aligner = asr::CreateRecognizer(generic);
+    if (!aligner.ok()) return Fail(aligner.status().WithContext("aligning recognizer"));
+    for (const Recording& r : Recordings()) {
+      auto read = r.raw ? audio::ReadRawFile(r.path, 16000) : audio::ReadWavFile(r.path);
+      if (!read.ok()) {
+        std::fprintf(stderr, "note: %s: %s (left out)\n", r.path.c_str(),
+                     read.status().message().c_str());
+        continue;
+      }
+      auto narrow = audio::Resample(audio::AudioView(read->audio), 8000);
+      if (!narrow.ok()) return Fail(narrow.status());
+      std::vector<int16_t> speech = TrimSilence(narrow->samples);
+      const uint32_t seed = static_cast<uint32_t>(Fnv1a(r.name));
+      items.push_back(
+          {"real", "human", r.name, "", r.text, Assemble(speech, nullptr, 0, seed), {}});
+      // Align the trimmed speech.
+      auto stream = (*aligner)->CreateStream(8000);
+      if (!stream.ok()) return Fail(stream.status());
+      if (Status s = (*stream)->AcceptFrames(audio::AudioView(speech, 8000)); !s.ok())
+        return Fail(s);
+      auto result = (*stream)->Finish();
+      if (!result.ok()) return Fail(result.status());
+      const auto& w = result->words;
+      std::optional<size_t> cut;
+      std::string kind;
+      for (size_t k = 1; k + 2 < w.size() && !cut; ++k) {
+        for (const auto& [name, list] :
+             {std::pair<std::string, const std::set<std::string>*>{"article", &kArticles},
+              {"preposition", &kPrepositions},
+              {"auxiliary", &kAuxiliaries}}) {
+          if (list->count(w[k].word) && w[k + 1].start_ms >= w[k].end_ms) {
+            cut = k;
+            kind = name;
+            break;
+          }
+        }
+      }
+      if (!cut) {  // no function word heard: the middle word boundary
+        if (w.size() < 3) continue;
+        cut = w.size() / 2 - 1;
+        kind = "word";
+      }
+      const int64_t at_ms = (w[*cut].end_ms + w[*cut + 1].start_ms) / 2;
+      const size_t at = std::min(speech.size(), static_cast<size_t>(at_ms) * 8);
+      const std::vector<int16_t> a(speech.begin(), speech.begin() + static_cast<ptrdiff_t>(at));
+      const std::vector<int16_t> b(speech.begin() + static_cast<ptrdiff_t>(at), speech.end());
+      std::string said;
+      for (size_t k = 0; k < w.size(); ++k)
+        said += (k ? " " : "") + w[k].word + (k == *cut ? " …" : "");
+      for (int p : pauses) {
+        items.push_back({"real",
+                         "human",
+                         r.name,
+                         kind,
+                         said,
+                         Assemble(a, &b, p, seed + static_cast<uint32_t>(p)),
+                         {}});
+      }
+    }
+  }
+
+  // Trace every utterance through VAD, recognizer and the detector's inputs.
+  std::fprintf(stderr, "eval turns: tracing %zu utterances on %lld threads\n", items.size(),
+               *threads);
+  {
+    std::atomic<size_t> next{0};
+    std::mutex err_mu;
+    Status first_error;
+    auto work = [&] {
+      auto vad = audio::Vad::Create(cfg->speech_in.vad, 8000);
+      if (!vad.ok()) {
+        std::lock_guard lock(err_mu);
+        first_error = vad.status();
+        return;
+      }
+      for (size_t i; (i = next.fetch_add(1)) < items.size();) {
+        auto stream = (*recognizer)->CreateStream(8000);
+        Result<asr::TurnTrace> trace =
+            stream.ok() ? asr::TraceUtterance(items[i].utt, *vad, **stream, *model, looks_complete)
+                        : Result<asr::TurnTrace>(stream.status());
+        if (!trace.ok()) {
+          std::lock_guard lock(err_mu);
+          first_error = trace.status();
+          continue;
+        }
+        items[i].trace = std::move(*trace);
+      }
+    };
+    std::vector<std::thread> pool;
+    for (long long t = 0; t < *threads; ++t) pool.emplace_back(work);
+    for (auto& t : pool) t.join();
+    if (!first_error.ok()) return Fail(first_error.WithContext("trace"));
+  }
+
+  // Policies.
+  std::vector<asr::TurnPolicy> policies;
+  const audio::EndpointerConfig ep = cfg->speech_in.endpointer;
+  for (int s : {300, 500, 700, 1000, 1300, 1600}) {
+    asr::TurnPolicy p;
+    p.name = "silence " + std::to_string(s) + " ms";
+    p.endpointer = ep;
+    p.endpointer.trailing_silence_ms = s;
+    p.endpointer.complete_silence_ms = std::min(ep.complete_silence_ms, s);
+    policies.push_back(p);
+  }
+  {
+    asr::TurnPolicy p;
+    p.name = "old rule (silence " + std::to_string(ep.trailing_silence_ms) + " ms, " +
+             std::to_string(ep.complete_silence_ms) + " ms with the hint)";
+    p.endpointer = ep;
+    p.use_hint = true;
+    policies.push_back(p);
+  }
+  asr::TurnDetectorConfig det = cfg->asr.turn;
+  {
+    asr::TurnPolicy p;
+    p.name = "detector (asr.turn)";
+    p.endpointer = ep;
+    p.use_detector = true;
+    p.detector = det;
+    policies.push_back(p);
+    for (int c : {300, 400, 650, 800}) {
+      asr::TurnPolicy q = p;
+      q.detector.center_wait_ms = std::clamp(c, det.min_wait_ms, det.max_wait_ms);
+      q.name = "detector, center " + std::to_string(q.detector.center_wait_ms) + " ms";
+      policies.push_back(q);
+    }
+  }
+  nlohmann::json tuned_json;
+  if (tune) {
+    // Grid search on the tuning voices only: the configuration with the lowest P50 + P90 delay on
+    // complete questions among those with cut-offs at 600 ms <= 2.5 % and at 1,000 ms <= 10 %
+    // (half the targets' room: the report voices are other voices).
+    std::vector<Item> tuning;
+    for (const Item& it : items) {
+      if (it.group == "tuning") tuning.push_back(it);
+    }
+    double best_cost = 1e18;
+    asr::TurnDetectorConfig best = det;
+    int tried = 0;
+    for (int center : {350, 420, 500, 580, 660, 740}) {
+      for (double slope : {60.0, 90.0, 120.0, 160.0, 220.0}) {
+        for (double open : {0.0, -1.0, -2.0}) {
+          for (double lexical : {0.5, 0.75, 1.0}) {
+            for (double pitch : {0.0, 0.15}) {
+              for (double energy : {0.0, 0.05}) {
+                for (int min_wait : {60, 100}) {
+                  asr::TurnPolicy p;
+                  p.endpointer = ep;
+                  p.use_detector = true;
+                  p.detector = det;
+                  p.detector.center_wait_ms = center;
+                  p.detector.ms_per_logit = slope;
+                  p.detector.open_word_logit = open;
+                  p.detector.pitch_fall_weight = pitch;
+                  p.detector.energy_drop_weight = energy;
+                  p.detector.min_wait_ms = min_wait;
+                  p.detector.lexical_weight = lexical;
+                  if (!p.detector.Validate().ok()) continue;
+                  ++tried;
+                  const auto out = ReplayAll(tuning, p);
+                  std::vector<const Item*> ptrs;
+                  for (const Item& it : tuning) ptrs.push_back(&it);
+                  const nlohmann::json s = Summarize(ptrs, out);
+                  const double c600 =
+                      s.contains("600") ? s["600"]["cut_off_rate"].get<double>() : 0;
+                  const double c1000 =
+                      s.contains("1000") ? s["1000"]["cut_off_rate"].get<double>() : 0;
+                  if (c600 > 0.025 || c1000 > 0.10 || !s.contains("complete")) continue;
+                  const double cost = s["complete"]["delay_p50_ms"].get<double>() +
+                                      s["complete"]["delay_p90_ms"].get<double>();
+                  if (cost < best_cost) {
+                    best_cost = cost;
+                    best = p.detector;
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    tuned_json = {{"tried", tried},
+                  {"found", best_cost < 1e18},
+                  {"center_wait_ms", best.center_wait_ms},
+                  {"ms_per_logit", best.ms_per_logit},
+                  {"open_word_logit", best.open_word_logit},
+                  {"pitch_fall_weight", best.pitch_fall_weight},
+                  {"energy_drop_weight", best.energy_drop_weight},
+                  {"min_wait_ms", best.min_wait_ms},
+                  {"lexical_weight", best.lexical_weight}};
+    asr::TurnPolicy p;
+    p.name = "detector, tuned";
+    p.endpointer = ep;
+    p.use_detector = true;
+    p.detector = best;
+    policies.push_back(p);
+  }
+
+  nlohmann::json js;
+  js["utterances"] = items.size();
+  js["pauses_ms"] = pauses;
+  for (const Voice& v : voices) js[v.tuning ? "tuning_voices" : "report_voices"].push_back(v.name);
+  js["questions_per_set_and_voice"] = *per_set;
+  js["real_recordings"] = !no_real;
+  js["noise"] = "white, 40 dB under the speech; 8 kHz mu-law";
+  if (tune) js["tuned"] = tuned_json;
+  std::map<std::string, nlohmann::json> reports;
+  for (const asr::TurnPolicy& p : policies) {
+    nlohmann::json r = Report(items, ReplayAll(items, p));
+    r["name"] = p.name;
+    if (p.use_detector) {
+      nlohmann::json d;
+      d["center_wait_ms"] = p.detector.center_wait_ms;
+      d["ms_per_logit"] = p.detector.ms_per_logit;
+      d["min_wait_ms"] = p.detector.min_wait_ms;
+      d["max_wait_ms"] = p.detector.max_wait_ms;
+      r["detector"] = d;
+    }
+    js["policies"].push_back(r);
+  }
+  // Examples the default detector cut off, for reading.
+  {
+    asr::TurnPolicy p;
+    p.endpointer = ep;
+    p.use_detector = true;
+    p.detector = det;
+    const auto out = ReplayAll(items, p);
+    nlohmann::json cut = nlohmann::json::array();
+    for (size_t i = 0; i < items.size() && cut.size() < 40; ++i) {
+      if (!out[i].cut_off || items[i].group == "tuning") continue;
+      cut.push_back({{"voice", items[i].voice},
+                     {"pause_ms", items[i].utt.pause_ms},
+                     {"kind", items[i].kind},
+                     {"text", items[i].text},
+                     {"heard", items[i].trace.final_partial}});
+    }
+    js["detector_cut_examples"] = cut;
+    nlohmann::json slow = nlohmann::json::array();
+    for (size_t i = 0; i < items.size() && slow.size() < 40; ++i) {
+      if (items[i].utt.pause_ms != 0 || out[i].delay_ms <= 450 || items[i].group == "tuning")
+        continue;
+      const asr::TurnFrame& last = items[i].trace.frames.back();
+      slow.push_back({{"voice", items[i].voice},
+                      {"text", items[i].text},
+                      {"heard", items[i].trace.final_partial},
+                      {"delay_ms", out[i].delay_ms},
+                      {"end_probability", last.lexical_p}});
+    }
+    js["detector_slow_examples"] = slow;
+  }
+
+  if (out_path) {
+    std::ofstream f(*out_path);
+    f << js.dump(2) << "\n";
+    if (!f) return Fail("cannot write " + *out_path);
+  }
+  if (json) {
+    std::printf("%s\n", js.dump(2).c_str());
+    return 0;
+  }
+
+  // Text report.
+  std::printf("turn-taking: %zu utterances; pauses", items.size());
+  for (int p : pauses) std::printf(" %d", p);
+  std::printf(" ms; tuning voices (train-split questions):");
+  for (const Voice& v : voices) {
+    if (v.tuning) std::printf(" %s", v.name.c_str());
+  }
+  std::printf("; report voices (test-split questions):");
+  for (const Voice& v : voices) {
+    if (!v.tuning) std::printf(" %s", v.name.c_str());
+  }
+  std::printf("%s\n", no_real ? "" : "; real recordings (pocketsphinx-testdata)");
+  for (const char* group : {"report", "real", "tuning"}) {
+    if (!js["policies"][0].contains(group)) continue;
+    std::printf(
+        "\n[%s] false cut-offs by pause length; end-of-turn delay after complete questions\n",
+        group);
+    std::printf("%-44s", "policy");
+    for (int p : pauses) std::printf(" %7s", ("cut@" + std::to_string(p)).c_str());
+    std::printf(" %8s %8s %6s\n", "eot_p50", "eot_p90", "n");
+    for (const auto& r : js["policies"]) {
+      std::printf("%-44s", r["name"].get<std::string>().c_str());
+      for (int p : pauses) {
+        const double c = Get(r, group, std::to_string(p), "cut_off_rate");
+        std::printf(" %6.1f%%", 100 * c);
+      }
+      std::printf(" %6.0fms %6.0fms %6.0f\n", Get(r, group, "complete", "delay_p50_ms"),
+                  Get(r, group, "complete", "delay_p90_ms"), Get(r, group, "complete", "n"));
+    }
+  }
+  // Old rule against the default detector, per voice and per hesitation kind.
+  const nlohmann::json* old_rule = nullptr;
+  const nlohmann::json* detector = nullptr;
+  for (const auto& r : js["policies"]) {
+    if (r["name"].get<std::string>().starts_with("old rule")) old_rule = &r;
+    if (r["name"] == "detector (asr.turn)") detector = &r;
+  }
+  auto row = [&](const nlohmann::json& part, const std::string& key, const char* field) {
+    return part.contains(key) && part[key].contains(field) ? part[key][field].get<double>() : -1.0;
+  };
+  for (const char* group : {"report", "real", "tuning"}) {
+    if (!old_rule || !detector || !old_rule->contains(group)) continue;
+    std::printf("\n[%s] per voice: old rule -> detector\n%-10s %17s %17s %17s %17s\n", group,
+                "voice", "cut@600", "cut@1000", "eot_p50", "eot_p90");
+    for (const auto& [voice, o] : (*old_rule)[group]["by_voice"].items()) {
+      const auto& d = (*detector)[group]["by_voice"][voice];
+      std::printf("%-10s %7.1f%% -> %5.1f%% %7.1f%% -> %5.1f%% %6.0f -> %4.0fms %6.0f -> %4.0fms\n",
+                  voice.c_str(), 100 * row(o, "600", "cut_off_rate"),
+                  100 * row(d, "600", "cut_off_rate"), 100 * row(o, "1000", "cut_off_rate"),
+                  100 * row(d, "1000", "cut_off_rate"), row(o, "complete", "delay_p50_ms"),
+                  row(d, "complete", "delay_p50_ms"), row(o, "complete", "delay_p90_ms"),
+                  row(d, "complete", "delay_p90_ms"));
+    }
+    std::printf("[%s] per question set: old rule -> detector\n%-10s %17s %17s %17s %17s\n", group,
+                "set", "cut@600", "cut@1000", "eot_p50", "eot_p90");
+    for (const auto& [set, o] : (*old_rule)[group]["by_set"].items()) {
+      const auto& d = (*detector)[group]["by_set"][set];
+      std::printf("%-10s %7.1f%% -> %5.1f%% %7.1f%% -> %5.1f%% %6.0f -> %4.0fms %6.0f -> %4.0fms\n",
+                  set.c_str(), 100 * row(o, "600", "cut_off_rate"),
+                  100 * row(d, "600", "cut_off_rate"), 100 * row(o, "1000", "cut_off_rate"),
+                  100 * row(d, "1000", "cut_off_rate"), row(o, "complete", "delay_p50_ms"),
+                  row(d, "complete", "delay_p50_ms"), row(o, "complete", "delay_p90_ms"),
+                  row(d, "complete", "delay_p90_ms"));
+    }
+    std::printf("[%s] per hesitation kind: old rule -> detector\n%-12s %17s %17s %17s\n", group,
+                "kind", "cut@600", "cut@1000", "cut@1500");
+    for (const auto& [kind, o] : (*old_rule)[group]["by_kind"].items()) {
+      if (kind == "complete") continue;
+      const auto& d = (*detector)[group]["by_kind"][kind];
+      std::printf("%-12s %7.1f%% -> %5.1f%% %7.1f%% -> %5.1f%% %7.1f%% -> %5.1f%%   (n %0.f)\n",
+                  kind.c_str(), 100 * row(o, "600", "cut_off_rate"),
+                  100 * row(d, "600", "cut_off_rate"), 100 * row(o, "1000", "cut_off_rate"),
+                  100 * row(d, "1000", "cut_off_rate"), 100 * row(o, "1500", "cut_off_rate"),
+                  100 * row(d, "1500", "cut_off_rate"), row(o, "600", "n"));
+    }
+  }
+  if (old_rule && detector && old_rule->contains("report")) {
+    const double o50 = Get(*old_rule, "report", "complete", "delay_p50_ms");
+    const double d50 = Get(*detector, "report", "complete", "delay_p50_ms");
+    const double o90 = Get(*old_rule, "report", "complete", "delay_p90_ms");
+    const double d90 = Get(*detector, "report", "complete", "delay_p90_ms");
+    const double o600 = Get(*old_rule, "report", "600", "cut_off_rate");
+    const double d600 = Get(*detector, "report", "600", "cut_off_rate");
+    const double o1000 = Get(*old_rule, "report", "1000", "cut_off_rate");
+    const double d1000 = Get(*detector, "report", "1000", "cut_off_rate");
+    std::printf(
+        "\nreport voices, detector / old rule: cut@600 %.1f%% / %.1f%%, cut@1000 %.1f%% / %.1f%%, "
+        "eot P50 %.0f / %.0f ms (x%.2f), P90 %.0f / %.0f ms (x%.2f)\n",
+        100 * d600, 100 * o600, 100 * d1000, 100 * o1000, d50, o50, o50 > 0 ? d50 / o50 : 0, d90,
+        o90, o90 > 0 ? d90 / o90 : 0);
+    std::printf(
+        "targets: cut@600 <= 5%% %s, cut@1000 <= 15%% %s, P50 <= 250 ms %s, P90 <= 450 ms %s\n",
+        d600 <= 0.05 ? "met" : "NOT met", d1000 <= 0.15 ? "met" : "NOT met",
+        d50 <= 250 ? "met" : "NOT met", d90 <= 450 ? "met" : "NOT met");
+  }
+  if (tune) std::printf("\ntuned on the tuning voices: %s\n", tuned_json.dump().c_str());
+  return 0;
+}
+
+const CommandRegistrar kEvalTurns(
+    {"eval turns", "turn-taking benchmark: false cut-offs against end-of-turn delay", kUsage,
+     RunEvalTurns});
+
+}  // namespace
+}  // namespace hotline::cli
