@@ -10,10 +10,36 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "fuzz/fuzz_input.h"
 #include "server/http_request_reader.h"
+
+#ifdef BOOST_ENABLE_ASSERT_HANDLER
+// The fuzz build keeps Boost's assertions on (fuzz/CMakeLists.txt). One of Boost 1.74's is wrong:
+// the chunked-body parser asserts n >= 5 when a last chunk "0\r\n" is followed by a single byte
+// in a later read, a valid state the code after the assertion handles (corrected upstream in
+// boostorg/beast pull request 2861). Release builds compile it out; here it is let through so
+// that fuzzing goes on past it. Every other assertion aborts, as assert() would.
+namespace boost {
+void assertion_failed(char const* expr, char const* function, char const* file, long line) {
+  if (std::string_view(expr) == "n >= 5" &&
+      std::string_view(file).ends_with("beast/http/impl/basic_parser.ipp")) {
+    return;
+  }
+  std::fprintf(stderr, "%s:%ld: %s: Assertion `%s' failed.\n", file, line, function, expr);
+  std::abort();
+}
+void assertion_failed_msg(char const* expr, char const* msg, char const* function, char const* file,
+                          long line) {
+  std::fprintf(stderr, "%s:%ld: %s: Assertion `%s' failed: %s\n", file, line, function, expr, msg);
+  std::abort();
+}
+}  // namespace boost
+#endif
 
 namespace {
 
