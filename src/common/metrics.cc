@@ -223,7 +223,9 @@ std::vector<CollectedMetric> MetricsRegistry::Collect(std::string_view prefix) c
   for (auto it = families_.lower_bound(prefix);
        it != families_.end() && std::string_view(it->first).substr(0, prefix.size()) == prefix;
        ++it) {
-    const auto& [name, f] = *it;
+    // Not a structured binding: clang 14 cannot capture one in the lambda below.
+    const std::string& name = it->first;
+    const auto& f = it->second;
     auto add = [&](CollectedMetric::Kind kind, const Labels& labels) -> CollectedMetric& {
       CollectedMetric& s = out.emplace_back();
       s.name = name;

@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "server/http_request_reader.h"
 #include "server/server_internal.h"
 
 namespace hotline::server {
@@ -147,8 +148,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     if (closed_) return;
     if (shutting_down_) return Close();
     parser_.emplace();
-    parser_->header_limit(static_cast<uint32_t>(shared_->config.max_header_bytes));
-    parser_->body_limit(static_cast<uint64_t>(shared_->config.max_request_body_bytes));
+    LimitRequestParser(*parser_, shared_->config);
     ArmTimer(shared_->config.idle_timeout_ms);
     http::async_read(socket_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, size_t) {
@@ -181,17 +181,7 @@ class HttpSession : public Session, public std::enable_shared_from_this<HttpSess
     started_ = std::chrono::steady_clock::now();
     http::request<http::string_body> req = parser_->release();
     parser_.reset();
-    Request request;
-    request.method = std::string(req.method_string());
-    request.target = std::string(req.target());
-    size_t q = request.target.find('?');
-    request.path = request.target.substr(0, q);
-    if (q != std::string::npos) request.query = request.target.substr(q + 1);
-    for (const auto& f : req) {
-      request.headers.push_back({std::string(f.name_string()), std::string(f.value())});
-    }
-    request.body = std::move(req.body());
-    request.remote = remote_;
+    Request request = ToRequest(req, remote_);
     keep_alive_ = req.keep_alive();
     status_ = 0;
     close_after_ = false;

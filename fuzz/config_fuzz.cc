@@ -1,0 +1,55 @@
+// The YAML configuration (common/config.h, app/hotline_config.h): LoadHotlineConfig reads a file
+// as `hotline serve|call|config --config FILE` do (YAML parse, moved keys, every section's reader
+// and Validate). Input: the file's text, handed over as a real file (a memfd).
+// Property: a configuration that loads dumps to YAML that loads back to the same configuration.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <string>
+
+#include "app/hotline_config.h"
+#include "common/config.h"
+#include "fuzz/fuzz_input.h"
+
+namespace {
+
+// An in-memory file reached through /proc/self/fd/N, rewritten for each input.
+class MemFile {
+ public:
+  MemFile() {
+    fd_ = memfd_create("hotline-fuzz-config", 0);
+    HOTLINE_FUZZ_CHECK(fd_ >= 0);
+    path_ = "/proc/self/fd/" + std::to_string(fd_);
+  }
+  const std::string& Write(const void* data, size_t size) {
+    HOTLINE_FUZZ_CHECK(ftruncate(fd_, 0) == 0);
+    size_t done = 0;
+    while (done < size) {
+      const ssize_t n =
+          pwrite(fd_, static_cast<const char*>(data) + done, size - done, static_cast<off_t>(done));
+      HOTLINE_FUZZ_CHECK(n > 0);
+      done += static_cast<size_t>(n);
+    }
+    return path_;
+  }
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  hotline::fuzz::DiscardLogs();
+  static MemFile file;
+  auto cfg = hotline::LoadHotlineConfig(file.Write(data, size), {});
+  if (!cfg.ok()) return 0;
+  const std::string dumped = hotline::DumpConfigYaml(*cfg);
+  (void)hotline::RedactedConfigYaml(*cfg);
+  auto again = hotline::LoadHotlineConfig(file.Write(dumped.data(), dumped.size()), {});
+  HOTLINE_FUZZ_CHECK(again.ok());
+  HOTLINE_FUZZ_CHECK(hotline::DumpConfigYaml(*again) == dumped);
+  return 0;
+}
