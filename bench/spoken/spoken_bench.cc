@@ -70,8 +70,8 @@ Result<eval::SpokenReport> RunLine(const std::string& config, const std::string&
   o.endpointer = cfg.speech_in.endpointer;
   o.barge_in = cfg.speech_in.barge_in;
   o.resampler = cfg.audio.resampler;
-  o.workers = 1;
-  o.answer_workers = 1;
+  o.call.workers = 1;
+  o.call.answer_workers = 1;
   o.audio_cache = false;
   o.kb_db = (std::filesystem::temp_directory_path() /
              ("hotline-bench-spoken-" + std::to_string(getpid()) + ".sqlite"))

@@ -149,8 +149,8 @@ int RunEvalSpoken(std::span<const std::string> argv) {
   if (!cfg.ok()) return Fail(cfg.status());
   InitLogging(cfg->log_level == "info" ? "warn" : cfg->log_level);
   pipeline::CallStackOptions options = CallStackOptionsFrom(*cfg);
-  options.workers = 1;
-  options.answer_workers = 1;
+  options.call.workers = 1;
+  options.call.answer_workers = 1;
   options.audio_cache = false;
   // In-memory answer store: an evaluation must not reach, or fill, a configured Redis.
   options.store = answer::StoreConfig{};

@@ -95,8 +95,8 @@ TEST(SpokenEval, AnswersSpokenQuestionsThroughTheCallStack) {
   o.kb_csv = std::string(HOTLINE_SOURCE_DIR) + "/assets/kb/banking/kb.csv";
   o.answer.intent_templates.clear();
   o.audio_cache = false;
-  o.workers = 1;
-  o.answer_workers = 1;
+  o.call.workers = 1;
+  o.call.answer_workers = 1;
   auto stack = pipeline::CallStack::Build(o);
   ASSERT_TRUE(stack.ok()) << stack.status().message();
   std::vector<QuestionSet> sets = {

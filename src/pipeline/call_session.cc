@@ -725,7 +725,7 @@ void CallSession::Core::SubmitDtmf() {
       self->turns[idx].answer = result->text;
       self->turns[idx].tier = result->tier;
       self->turns[idx].personal = result->personal;
-      if (result->transfer) self->turns[idx].outcome = "transfer";
+      if (result->transfer) self->turns[idx].outcome = TurnOutcome::kTransfer;
     }
     self->PostSpeak(idx, token, {result->text}, result->personal, true,
                     result->transfer ? AfterSpeech::kTransfer : AfterSpeech::kNone,
