@@ -411,13 +411,16 @@ Result<std::vector<Article>> DeriveBitextArticles(std::string_view csv_text,
       }
       for (const auto& w : seen) ++df[w];
     }
+    // (A named reference: a lambda may not capture a structured binding before C++20's P1091
+    // reaches every compiler the project builds with.)
+    const std::vector<std::string>& responses = d.responses;
     auto typicality = [&](const std::string& spoken) {
       double sum = 0;
       int n = 0;
       for (auto& w :
            Words(MapPlaceholders(spoken, [](std::string_view) { return std::string(); }))) {
         if (StopWords().count(w)) continue;
-        sum += static_cast<double>(df[w]) / static_cast<double>(d.responses.size());
+        sum += static_cast<double>(df[w]) / static_cast<double>(responses.size());
         ++n;
       }
       return n < 3 ? -1.0 : sum / n;
