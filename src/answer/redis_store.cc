@@ -87,6 +87,10 @@ Status RedisStoreConfig::Validate() const {
   if (pool_size < 1 || pool_size > 1024) {
     return InvalidArgumentError("pool_size must be in [1, 1024], got " + std::to_string(pool_size));
   }
+  if (health_interval_ms < 0 || health_interval_ms > 3'600'000) {
+    return InvalidArgumentError("health_interval_ms must be in [0, 3600000] (0: off), got " +
+                                std::to_string(health_interval_ms));
+  }
   if (!username.empty() && password.empty() && password_env.empty()) {
     return InvalidArgumentError("username is set but no password (password or password_env)");
   }
@@ -113,11 +117,38 @@ RedisStore::RedisStore(const RedisStoreConfig& config, const Clock* clock,
       password_ = v;
     }
   }
+  if (config_.health_interval_ms > 0) health_ = std::thread([this] { HealthLoop(); });
 }
 
 RedisStore::~RedisStore() {
+  {
+    std::lock_guard lock(health_mu_);
+    stopping_ = true;
+  }
+  health_cv_.notify_all();
+  if (health_.joinable()) health_.join();
   std::lock_guard lock(mu_);
   for (redisContext* c : idle_) redisFree(c);
+}
+
+void RedisStore::HealthLoop() {
+  const auto interval = std::chrono::milliseconds(config_.health_interval_ms);
+  std::unique_lock lock(health_mu_);
+  while (!health_cv_.wait_for(lock, interval, [this] { return stopping_; })) {
+    lock.unlock();
+    Probe();
+    lock.lock();
+  }
+}
+
+bool RedisStore::Probe() {
+  // Acquire(false): inside a backoff window this touches no network, like a caller's look-up.
+  redisContext* c = Acquire(false);
+  if (!c) return false;
+  auto replies = Pipeline(c, {{"PING"}});
+  Release(c, replies.ok());
+  if (replies.ok()) probes_.fetch_add(1, std::memory_order_relaxed);
+  return replies.ok();
 }
 
 bool RedisStore::down() const {

@@ -8,7 +8,8 @@
 //     marks Redis down; until the backoff delay (doubling from backoff_initial_ms to
 //     backoff_max_ms) has passed, every call is served by the local store without touching the
 //     network (counted as local_fallbacks);
-//   - after the delay, the next call tries to reconnect; on success sharing resumes, and version
+//   - after the delay, the next call (or the background health probe, every
+//     health_interval_ms) tries to reconnect; on success sharing resumes, and version
 //     stamps bumped locally while Redis was down are bumped in Redis too, so that entries other
 //     processes stored before the outage cannot outlive an invalidation made during it.
 // While Redis is up it is authoritative: a key absent in Redis is a miss even if the local copy
@@ -19,11 +20,13 @@
 // connections, one caller per connection).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "answer/memory_store.h"
@@ -54,6 +57,12 @@ class RedisStore final : public Store {
   Status Ping();
   // True while Redis is marked down (inside a backoff window).
   bool down() const;
+  // One health probe, as the background thread (health_interval_ms) runs it: PING over a pooled
+  // connection, or a reconnection when the backoff window has passed; nothing inside the window.
+  // True when Redis answered.
+  bool Probe();
+  // Probes that reached Redis (a test's way to see the background thread at work).
+  uint64_t probes() const { return probes_.load(std::memory_order_relaxed); }
 
  private:
   RedisStore(const RedisStoreConfig& config, const Clock* clock,
@@ -65,6 +74,7 @@ class RedisStore final : public Store {
   void Release(redisContext* ctx, bool healthy);
   void MarkDownLocked();
   void ReplayPendingBumps(redisContext* ctx);
+  void HealthLoop();
 
   RedisStoreConfig config_;
   std::string password_;  // config_.password, or the environment's (password_env)
@@ -81,7 +91,13 @@ class RedisStore final : public Store {
   int backoff_ms_;
   std::set<std::string> pending_bumps_;  // stamps bumped locally while Redis was down
 
-  std::atomic<uint64_t> remote_errors_{0}, local_fallbacks_{0}, reconnects_{0};
+  std::atomic<uint64_t> remote_errors_{0}, local_fallbacks_{0}, reconnects_{0}, probes_{0};
+
+  // The health probe's thread (declared last: it starts after, and stops before, the rest).
+  std::mutex health_mu_;
+  std::condition_variable health_cv_;
+  bool stopping_ = false;
+  std::thread health_;
 };
 
 }  // namespace hotline::answer

@@ -66,6 +66,10 @@ struct RedisStoreConfig {
   // Connections kept open; concurrent callers beyond it wait for a free one (up to the command
   // timeout) and then fall back to the local store.
   int pool_size = 8;
+  // A background probe PINGs Redis this often (0: off). While Redis is up it finds a lost
+  // server before a caller's look-up pays the timeout; while Redis is down it reconnects as soon
+  // as the backoff window has passed, so sharing resumes even when no turn needs the store.
+  int health_interval_ms = 1000;
   // Redis AUTH on every new connection: `username` (Redis 6 ACL user; empty: the default user)
   // and `password` (empty: no AUTH), or the password from the environment variable named by
   // password_env when set. Every caller hears the shared answers stored there, so a Redis
@@ -87,6 +91,8 @@ struct RedisStoreConfig {
     v.Field("backoff_initial_ms", backoff_initial_ms, "First reconnect delay after a failure");
     v.Field("backoff_max_ms", backoff_max_ms, "Longest reconnect delay");
     v.Field("pool_size", pool_size, "Redis connections kept open");
+    v.Field("health_interval_ms", health_interval_ms,
+            "Background PING interval that finds a lost Redis and reconnects (0: off)");
     v.Field("username", username, "Redis ACL user for AUTH (empty: the default user)");
     v.Field("password", password, "Redis AUTH password (empty: no AUTH)");
     v.Field("password_env", password_env,

@@ -123,6 +123,33 @@ TEST_F(RedisStoreTest, KilledMidTestServesLocallyThenSharingResumes) {
   EXPECT_GE(b_->Versions({"kb:article:refund"}).value()[0], 1u);
 }
 
+// With no look-up at all, the health probe finds the lost server and reconnects after its
+// restart (a node whose turns are all answered by the intent templates still shares again).
+TEST_F(RedisStoreTest, HealthProbeReconnectsWithoutAnyLookUp) {
+  RedisStoreConfig config = ConfigFor(server_.port());
+  config.health_interval_ms = 20;
+  auto store = RedisStore::Create(config).value();
+  EXPECT_TRUE(Eventually([&] { return store->probes() > 0 && !store->down(); }));
+  server_.Kill();
+  EXPECT_TRUE(Eventually([&] { return store->down(); })) << "the probe never saw Redis go";
+  ASSERT_TRUE(server_.Restart().ok());
+  const uint64_t reconnects = store->Stats().reconnects;
+  EXPECT_TRUE(Eventually([&] { return !store->down(); })) << "no reconnection after the restart";
+  EXPECT_GT(store->Stats().reconnects, reconnects);
+  EXPECT_EQ(store->Stats().local_fallbacks, 0u);  // nothing was looked up
+}
+
+TEST(RedisStore, ProbeIsOffWhenTheIntervalIsZeroAndTheIntervalIsValidated) {
+  RedisStoreConfig config = ConfigFor(1);
+  config.health_interval_ms = 0;
+  auto store = RedisStore::Create(config).value();
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_EQ(store->probes(), 0u);
+  EXPECT_EQ(store->Stats().remote_errors, 0u);  // no thread touched the (closed) port
+  config.health_interval_ms = -1;
+  EXPECT_FALSE(RedisStore::Create(config).ok());
+}
+
 TEST(RedisStore, UnreachableFromTheStartServesLocally) {
   testing::RedisServer server;
   ASSERT_TRUE(server.Start().ok());
