@@ -126,7 +126,8 @@ struct CallConfig {
     v.Field("not_heard_text", not_heard_text, "Said when a turn was heard but not recognized");
     v.Field("goodbye_phrases", goodbye_phrases, "Caller phrases that end the call");
     v.Field("agent_phrases", agent_phrases, "Caller phrases that ask for a human agent");
-    v.Field("asr_timeout_ms", asr_timeout_ms, "Time limit to finalize recognition (ms)");
+    v.Field("asr_timeout_ms", asr_timeout_ms,
+            "Time limit of the recognizer's final pass; past it the caller hears busy_text (ms)");
     v.Field("answer_timeout_ms", answer_timeout_ms, "Time limit for an answer (ms)");
     v.Field("tts_timeout_ms", tts_timeout_ms, "Time limit to a sentence's first audio (ms)");
     v.Field("dtmf_timeout_ms", dtmf_timeout_ms, "Pause after the last keypad digit that submits a PIN (ms)");

@@ -529,7 +529,11 @@ void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
                                      : Result<asr::AsrResult>(UnavailableError("no ASR stream"));
   asr.reset();
   r.ledger.asr_final = NowMs();
-  const bool asr_slow = r.ledger.asr_final - eot > res.call.asr_timeout_ms;
+  // A time-bounded recognizer (asr/deadline_recognizer.h, as CallStack builds it) returns
+  // kDeadlineExceeded at the limit; any other is caught here after the fact.
+  const bool asr_slow =
+      (!final.ok() && final.status().code() == StatusCode::kDeadlineExceeded) ||
+      r.ledger.asr_final - eot > res.call.asr_timeout_ms;
   if (final.ok()) {
     r.transcript = final->text;
     r.asr_confidence = final->confidence;
@@ -585,7 +589,7 @@ void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
   int idx = BeginTurn(std::move(r), token);
   if (!final.ok() || asr_slow) {
     Status s = final.ok() ? DeadlineExceededError("recognizer took longer than call.asr_timeout_ms")
-                          : final.status();
+                          : final.status();  // kDeadlineExceeded from a bounded recognizer
     Error(idx, asr_slow ? "asr_timeout" : "asr", s);
     SpeakPrompt(idx, token, asr_slow ? res.call.busy_text : res.call.error_text,
                 AfterSpeech::kNone, "");

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "asr/deadline_recognizer.h"
 #include "audio/g711.h"
 #include "pipeline/testing/fakes.h"
 
@@ -97,6 +98,7 @@ class CallSessionTest : public ::testing::Test {
   std::shared_ptr<TestSink> sink_ = std::make_shared<TestSink>();
   CallResources res_;
   ThreadPool pool_{2, 1024};
+  std::unique_ptr<asr::DeadlineRecognizer> bounded_;  // outlives the session, not recognizer_
   std::unique_ptr<CallSession> session_;
 };
 
@@ -378,6 +380,23 @@ TEST_F(CallSessionTest, RecognizerErrorIsSpokenAndCounted) {
   EXPECT_EQ(LastTurn().answer, res_.call.error_text);
   EXPECT_EQ(LastTurn().OutcomeText(), "error:asr");
   EXPECT_EQ(Errors("asr"), 1u);
+  EXPECT_TRUE(answerer_.turns.empty());
+}
+
+// A recognizer stuck in its final pass: the time-bounded recognizer CallStack builds gives up at
+// call.asr_timeout_ms and the caller hears the busy prompt instead of silence.
+TEST_F(CallSessionTest, StuckRecognizerTimesOutWithBusyText) {
+  recognizer_.finish_delay_ms = 1000;
+  res_.call.asr_timeout_ms = 100;
+  bounded_ = std::make_unique<asr::DeadlineRecognizer>(recognizer_, std::chrono::milliseconds(100));
+  res_.recognizer = bounded_.get();
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
+  EXPECT_EQ(LastTurn().answer, res_.call.busy_text);
+  EXPECT_EQ(LastTurn().OutcomeText(), "error:asr_timeout");
+  EXPECT_EQ(Errors("asr_timeout"), 1u);
+  EXPECT_EQ(bounded_->timeouts(), 1u);
   EXPECT_TRUE(answerer_.turns.empty());
 }
 

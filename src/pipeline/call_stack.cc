@@ -19,6 +19,7 @@ CallStack::~CallStack() {
   if (pool_) pool_->Shutdown();
   if (answer_pool_) answer_pool_->Shutdown();
   // The domain model written at Build() is this stack's own scratch file.
+  bounded_recognizer_.reset();  // waits for any final pass still running past its limit
   recognizer_.reset();
   std::error_code ec;
   for (const std::string& path : generated_files_) std::filesystem::remove(path, ec);
@@ -82,6 +83,10 @@ Result<std::unique_ptr<CallStack>> CallStack::Build(const CallStackOptions& o) {
     if (asr.pocketsphinx.lm_mode == "switched") asr.pocketsphinx.dictionary = lm + ".dict";
   }
   ASSIGN_OR_RETURN(s->recognizer_, asr::CreateRecognizer(asr));
+  // Every call's final pass is bounded by call.asr_timeout_ms: a stuck recognizer costs the
+  // caller the busy prompt, not silence.
+  s->bounded_recognizer_ = std::make_unique<asr::DeadlineRecognizer>(
+      *s->recognizer_, std::chrono::milliseconds(o.call.asr_timeout_ms));
   // Check the voice once here, so a bad voice fails at start rather than on the first call.
   {
     auto probe = tts::CreateSynthesizer(o.tts);
@@ -109,7 +114,7 @@ Result<std::unique_ptr<CallStack>> CallStack::Build(const CallStackOptions& o) {
       std::make_unique<ThreadPool>(static_cast<size_t>(AnswerWorkers(o.call, o.llm)), 1024);
 
   CallResources& r = s->resources_;
-  r.recognizer = s->recognizer_.get();
+  r.recognizer = s->bounded_recognizer_.get();
   r.make_synthesizer = [tts = o.tts] { return tts::CreateSynthesizer(tts); };
   r.answerer = s->adapter_.get();
   r.audio_cache = s->audio_cache_.get();

@@ -18,6 +18,7 @@
 #include "answer/result_cache.h"
 #include "answer/store.h"
 #include "asr/asr_config.h"
+#include "asr/deadline_recognizer.h"
 #include "llm/language_model.h"
 #include "llm/llm_config.h"
 #include "pipeline/call_session.h"
@@ -103,6 +104,7 @@ class CallStack {
   CallStack() = default;
 
   std::unique_ptr<asr::Recognizer> recognizer_;
+  std::unique_ptr<asr::DeadlineRecognizer> bounded_recognizer_;  // recognizer_, time-bounded
   std::unique_ptr<llm::LanguageModel> llm_;
   std::unique_ptr<answer::AnswerStack> answers_;
   std::unique_ptr<AnswererAdapter> adapter_;

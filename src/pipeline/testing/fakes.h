@@ -61,6 +61,7 @@ class FakeRecognizer : public asr::Recognizer {
  public:
   explicit FakeRecognizer(std::vector<std::string> texts) : texts_(std::move(texts)) {}
   std::atomic<bool> fail_finish{false};
+  std::atomic<int> finish_delay_ms{0};  // the final pass sleeps this long (a stuck backend)
   // The final transcript adds words the (stable) partial did not have.
   std::atomic<bool> final_says_more{false};
   std::atomic<int> stable_after_frames{1000000};
@@ -99,6 +100,9 @@ class FakeRecognizer : public asr::Recognizer {
     const asr::AsrPartial& partial() const override { return partial_; }
     Result<asr::AsrResult> Finish() override {
       if (r_.fail_finish.load()) return InternalError("decoder failed");
+      if (int ms = r_.finish_delay_ms.load(); ms > 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      }
       asr::AsrResult res;
       res.text = r_.final_says_more.load() ? text_ + " and cancel it" : text_;
       res.confidence = 0.9f;
