@@ -1,19 +1,16 @@
 # Helpers shared by every module's CMakeLists.txt.
 
 # hotline_test(NAME SOURCES... [LIBS libs...] [LABELS labels...])
-# One gtest executable; each TEST becomes a CTest test. Tests run from the build folder and get
-# HOTLINE_SOURCE_DIR and HOTLINE_SHARED_DATA_DIR as compile definitions.
+# One gtest executable; each TEST becomes a CTest test. Tests run from the build folder; the
+# build's paths (HOTLINE_SOURCE_DIR, ...) come from common/build_paths.h.
 function(hotline_test name)
   if(NOT HOTLINE_BUILD_TESTS)
     return()
   endif()
   cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES} ${T_UNPARSED_ARGUMENTS})
-  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
-  target_compile_definitions(${name} PRIVATE
-    HOTLINE_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
-    HOTLINE_SHARED_DATA_DIR="${HOTLINE_SHARED_DATA_DIR}"
-    HOTLINE_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  target_link_libraries(${name} PRIVATE ${T_LIBS} hotline_build_paths GTest::gtest GTest::gmock
+                        GTest::gtest_main)
   set(labels unit)
   if(T_LABELS)
     set(labels ${T_LABELS})
@@ -31,10 +28,7 @@ function(hotline_bench name)
   endif()
   cmake_parse_arguments(B "" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${B_SOURCES} ${B_UNPARSED_ARGUMENTS})
-  target_link_libraries(${name} PRIVATE ${B_LIBS} benchmark::benchmark)
-  target_compile_definitions(${name} PRIVATE
-    HOTLINE_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
-    HOTLINE_SHARED_DATA_DIR="${HOTLINE_SHARED_DATA_DIR}")
+  target_link_libraries(${name} PRIVATE ${B_LIBS} hotline_build_paths benchmark::benchmark)
 endfunction()
 
 # hotline_globbed_module(NAME [PUBLIC_LIBS libs...] [PRIVATE_LIBS libs...])

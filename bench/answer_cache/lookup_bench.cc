@@ -19,6 +19,7 @@
 #include "answer/pii.h"
 #include "answer/semantic_cache.h"
 #include "answer/simhash.h"
+#include "common/build_paths.h"
 
 using namespace hotline::answer;
 using Clock = std::chrono::steady_clock;

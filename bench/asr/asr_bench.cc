@@ -35,6 +35,7 @@
 #include "asr/wer.h"
 #include "audio/g711.h"
 #include "audio/resampler.h"
+#include "common/build_paths.h"
 #include "tts/synthesizer.h"
 
 using namespace hotline;

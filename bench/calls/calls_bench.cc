@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "app/hotline_config.h"
+#include "common/build_paths.h"
 #include "common/metrics.h"
 #include "pipeline/call_stack.h"
 #include "server/calls/twilio_endpoint.h"

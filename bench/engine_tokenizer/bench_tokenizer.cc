@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "engine/detokenizer.h"
+#include "common/build_paths.h"
 #include "engine/gguf.h"
 #include "engine/pretokenize.h"
 #include "engine/tokenizer.h"

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/build_paths.h"
 #include "engine/quant_model.h"
 #include "llm/engine/engine_language_model.h"
 

@@ -79,7 +79,6 @@ int main(int argc, char** argv) {
   cfg.engine.model_path = model;
   cfg.engine.threads = threads;
   cfg.chat_template = format;
-  cfg.prefix_cache_sequences = 2;
   std::vector<double> cold, next_turn, prefetch;
   int prompt_tokens = 0, cached_next = 0, cached_prefetch = 0;
   for (int run = 0; run < runs; ++run) {

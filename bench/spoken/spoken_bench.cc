@@ -23,6 +23,7 @@
 #include "answer/knowledge_base.h"
 #include "app/hotline_config.h"
 #include "asr/lm_builder.h"
+#include "common/build_paths.h"
 #include "common/log.h"
 #include "eval/spoken_eval.h"
 

@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "answer/memory_store.h"
+#include "common/build_paths.h"
 #include "common/metrics.h"
 
 namespace hotline::answer {

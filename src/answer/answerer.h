@@ -65,7 +65,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "llm/language_model.h"
-#include "net/cancel_token.h"
+#include "common/cancel_token.h"
 
 namespace hotline::answer {
 

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include "common/build_paths.h"
+
 namespace hotline::answer {
 namespace {
 

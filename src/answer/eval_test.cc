@@ -5,6 +5,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/build_paths.h"
+
 namespace hotline::answer {
 namespace {
 

@@ -7,6 +7,7 @@
 
 #include "answer/eval_data.h"
 #include "answer/normalize.h"
+#include "common/build_paths.h"
 
 namespace hotline::answer {
 namespace {

@@ -8,6 +8,7 @@
 
 #include "answer/kb_lint.h"
 #include "answer/postprocess.h"
+#include "common/build_paths.h"
 
 namespace hotline::answer {
 namespace {

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/build_paths.h"
+
 namespace hotline::answer {
 namespace {
 

@@ -65,6 +65,7 @@
 #include "answer/kb_csv.h"
 #include "answer/understanding.h"
 #include "app/cli.h"
+#include "common/build_paths.h"
 #include "common/log.h"
 #include "engine/compute_pool.h"
 #include "engine/ggml_types.h"

@@ -16,6 +16,7 @@
 #include "app/cli.h"
 #include "app/domain.h"
 #include "audio/wav.h"
+#include "common/build_paths.h"
 #include "common/log.h"
 
 namespace hotline::cli {

@@ -24,6 +24,7 @@
 #include "audio/resampler.h"
 #include "audio/vad.h"
 #include "audio/wav.h"
+#include "common/build_paths.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "llm/llm_config.h"

@@ -33,6 +33,7 @@
 #include "asr/wer.h"
 #include "audio/g711.h"
 #include "audio/resampler.h"
+#include "common/build_paths.h"
 #include "common/log.h"
 #include "train/support_data.h"
 #include "tts/synthesizer.h"

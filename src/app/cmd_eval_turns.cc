@@ -48,6 +48,7 @@
 #include "audio/resampler.h"
 #include "audio/vad.h"
 #include "audio/wav.h"
+#include "common/build_paths.h"
 #include "common/log.h"
 #include "tts/synthesizer.h"
 

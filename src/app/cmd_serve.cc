@@ -10,27 +10,19 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "app/call_runner.h"
 #include "app/cli.h"
 #include "app/domain.h"
 #include "app/hotline_config.h"
+#include "common/build_paths.h"
 #include "common/log.h"
 #include "pipeline/call_stack.h"
-#include "server/admin/admin_api.h"
-#include "server/calls/audiosocket_server.h"
-#include "server/calls/call_registry.h"
-#include "server/calls/softphone_endpoint.h"
-#include "server/calls/twilio_endpoint.h"
-#include "server/http_server.h"
-#include "server/web/dashboard.h"
-#include "server/web/web_assets.h"
+#include "server/node/call_server.h"
 
 namespace hotline::cli {
 namespace {
@@ -107,140 +99,52 @@ int RunServe(std::span<const std::string> argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   pipeline::CallStackOptions options = CallStackOptionsFrom(cfg);
+  // The knowledge base's SQLite copy is this process's scratch file: removed on every way out.
   const std::filesystem::path kb_db = std::filesystem::temp_directory_path() /
                                       ("hotline-serve-" + std::to_string(getpid()) + ".kb.sqlite");
+  struct RemoveOnExit {
+    std::filesystem::path path;
+    ~RemoveOnExit() {
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
+    }
+  } remove_kb{kb_db};
   options.kb_db = kb_db.string();
   options.kb_csv = kb_csv;
   auto stack = pipeline::CallStack::Build(options);
   if (!stack.ok()) return Fail(stack.status().WithContext("call stack"));
 
-  int rc = 0;
-  {
-    // One cap for the calls on every transport.
-    auto registry = std::make_shared<server::CallRegistry>(cfg.calls);
-    // Declared before the server: its handler must outlive the server on every return path.
-    server::Dashboard dashboard(MetricsRegistry::Global(), {},
-                                [registry] { return registry->active(); });
-    auto twilio =
-        server::TwilioEndpoint::Create((*stack)->resources(), cfg.twilio, nullptr, registry);
-    if (!twilio.ok()) return Fail(twilio.status().WithContext("twilio endpoint"));
-    auto server = server::HttpServer::Create(cfg.server);
-    if (!server.ok()) return Fail(server.status());
-    if (Status s = (*server)->HandleWebSocket("/twilio", (*twilio)->Factory()); !s.ok()) {
-      return Fail(s);
-    }
-    // The shared registry carries calls.max_calls and calls.over_capacity_text.
-    auto softphone =
-        server::SoftphoneEndpoint::Create((*stack)->resources(), {}, nullptr, registry);
-    if (!softphone.ok()) return Fail(softphone.status().WithContext("softphone endpoint"));
-    if (Status s = (*server)->HandleWebSocket("/softphone/ws", (*softphone)->Factory()); !s.ok()) {
-      return Fail(s);
-    }
-    if (Status s = server::RegisterWebPages(**server); !s.ok()) return Fail(s);
-    if (Status s = dashboard.Register(**server); !s.ok()) return Fail(s);
+  server::CallServerOptions node_options;
+  node_options.server = cfg.server;
+  node_options.calls = cfg.calls;
+  node_options.twilio = cfg.twilio;
+  node_options.audiosocket = cfg.audiosocket;
+  node_options.admin = cfg.admin;
+  node_options.effective_config_yaml = RedactedConfigYaml(cfg);
+  auto node = server::CallServer::Create(**stack, node_options);
+  if (!node.ok()) return Fail(node.status());
+  if (Status s = (*node)->Start(); !s.ok()) return Fail(s);
+  for (const std::string& line : (*node)->Describe()) std::cerr << "hotline: " << line << std::endl;
 
-    std::unique_ptr<server::AudioSocketServer> audiosocket;
-    if (cfg.audiosocket.port >= 0) {
-      auto as = server::AudioSocketServer::Create((*stack)->resources(), cfg.audiosocket, nullptr,
-                                                  registry);
-      if (!as.ok()) return Fail(as.status().WithContext("audiosocket"));
-      audiosocket = std::move(*as);
+  int sig = 0;
+  sigwait(&signals, &sig);
+  if (sig == SIGTERM && cfg.calls.drain_timeout_ms > 0) {
+    // Graceful drain: not ready (the balancer sends new calls elsewhere) while the calls in
+    // progress end by themselves; a second SIGTERM or a SIGINT cuts it short.
+    (*node)->BeginDrain();
+    std::cerr << "hotline: SIGTERM, draining " << (*node)->active_calls() << " calls (up to "
+              << cfg.calls.drain_timeout_ms << " ms)" << std::endl;
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg.calls.drain_timeout_ms);
+    const timespec tick{0, 50 * 1000 * 1000};
+    while ((*node)->active_calls() > 0 && std::chrono::steady_clock::now() < deadline) {
+      if (sigtimedwait(&signals, nullptr, &tick) > 0) break;
     }
-
-    pipeline::CallStack* call_stack = stack->get();
-    server::AdminActions admin;
-    admin.calls = registry;
-    admin.reload_kb = [call_stack]() -> Result<std::string> {
-      ASSIGN_OR_RETURN(pipeline::KbReloadReport r, call_stack->ReloadKnowledgeBase());
-      return nlohmann::json{{"source", r.source},        {"records", r.records},
-                            {"added", r.added},          {"updated", r.updated},
-                            {"unchanged", r.unchanged},  {"changed", r.changed},
-                            {"generation", r.generation}}
-          .dump();
-    };
-    admin.flush_caches = [call_stack]() -> Result<std::string> {
-      ASSIGN_OR_RETURN(pipeline::CacheFlushReport r, call_stack->FlushAnswerCaches());
-      return nlohmann::json{{"stamps_bumped", r.stamps_bumped},
-                            {"l2_dropped", r.l2_dropped},
-                            {"audio_entries", r.audio_entries}}
-          .dump();
-    };
-    const std::string effective = RedactedConfigYaml(cfg);
-    admin.effective_config = [effective] { return effective; };
-    if (Status s = server::RegisterAdminApi(**server, cfg.admin.token, admin); !s.ok()) {
-      return Fail(s.WithContext("admin"));
-    }
-
-    const int max_calls = cfg.calls.max_calls;
-    auto draining = std::make_shared<std::atomic<bool>>(false);
-    (*server)->SetReadinessCheck([registry, max_calls, draining]() -> Status {
-      if (draining->load()) {
-        return UnavailableError("draining: stopping once the calls in progress end");
-      }
-      if (registry->active() >= max_calls) {
-        return ResourceExhaustedError("at calls.max_calls (" + std::to_string(max_calls) +
-                                      " calls on all transports)");
-      }
-      return Status::Ok();
-    });
-    if (Status s = (*server)->Start(); !s.ok()) return Fail(s);
-    if (audiosocket != nullptr) {
-      if (Status s = audiosocket->Start(); !s.ok()) return Fail(s);
-    }
-    dashboard.Start();
-    // Trust of the call edge: say plainly what is not checked.
-    if (cfg.twilio.EffectiveAuthToken().empty()) {
-      HLOG_WARN(
-          "twilio: no auth token (twilio.auth_token, HOTLINE_TWILIO_AUTH_TOKEN or "
-          "TWILIO_AUTH_TOKEN): X-Twilio-Signature is NOT checked, anyone can open /twilio; "
-          "{}",
-          cfg.twilio.trust_unsigned_caller_id
-              ? "caller numbers are believed anyway (twilio.trust_unsigned_caller_id)"
-              : "its callers are treated as anonymous");
-    } else if (!cfg.twilio.validate_signature) {
-      HLOG_WARN("twilio: twilio.validate_signature is off: X-Twilio-Signature is NOT checked");
-    }
-    if (audiosocket != nullptr && cfg.audiosocket.allowed_peers.empty() &&
-        cfg.audiosocket.host != "127.0.0.1" && cfg.audiosocket.host != "::1" &&
-        cfg.audiosocket.host != "localhost") {
-      HLOG_WARN(
-          "audiosocket: listening on {} with no audiosocket.allowed_peers: any host that "
-          "reaches the port can place calls",
-          cfg.audiosocket.host);
-    }
-    std::cerr << "hotline: answering calls at " << (*server)->Url("/twilio", "ws");
-    if (audiosocket != nullptr) {
-      std::cerr << " and AudioSocket tcp://" << cfg.audiosocket.host << ":" << audiosocket->port();
-    }
-    std::cerr << " (metrics at " << (*server)->Url("/metrics") << "; admin API "
-              << (cfg.admin.token.empty() ? "off" : "on") << ")" << std::endl;
-    std::cerr << "hotline: softphone at " << (*server)->Url("/softphone") << ", dashboard at "
-              << (*server)->Url("/dashboard") << std::endl;
-
-    int sig = 0;
-    sigwait(&signals, &sig);
-    if (sig == SIGTERM && cfg.calls.drain_timeout_ms > 0) {
-      // Graceful drain: not ready (the balancer sends new calls elsewhere) while the calls in
-      // progress end by themselves; a second SIGTERM or a SIGINT cuts it short.
-      draining->store(true);
-      std::cerr << "hotline: SIGTERM, draining " << registry->active() << " calls (up to "
-                << cfg.calls.drain_timeout_ms << " ms)" << std::endl;
-      const auto deadline =
-          std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg.calls.drain_timeout_ms);
-      const timespec tick{0, 50 * 1000 * 1000};
-      while (registry->active() > 0 && std::chrono::steady_clock::now() < deadline) {
-        if (sigtimedwait(&signals, nullptr, &tick) > 0) break;
-      }
-      std::cerr << "hotline: drained, " << registry->active() << " calls left" << std::endl;
-    }
-    std::cerr << "hotline: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", stopping" << std::endl;
-    if (audiosocket != nullptr) audiosocket->Stop();
-    (*server)->Stop();
-    dashboard.Stop();
+    std::cerr << "hotline: drained, " << (*node)->active_calls() << " calls left" << std::endl;
   }
-  std::error_code ec;
-  std::filesystem::remove(kb_db, ec);
-  return rc;
+  std::cerr << "hotline: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", stopping" << std::endl;
+  (*node)->Stop();
+  return 0;
 }
 
 const CommandRegistrar kServe({"serve",

@@ -11,6 +11,7 @@
 #include "answer/answer_stack.h"
 #include "app/cli.h"
 #include "app/hotline_config.h"
+#include "common/build_paths.h"
 #include "common/log.h"
 #include "llm/llm_config.h"
 #include "train/model_eval.h"

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "common/build_paths.h"
 #include "common/status.h"
 
 namespace hotline::cli {

@@ -2,8 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <string_view>
 
+#include "common/build_paths.h"
 #include "common/log.h"
 #include "common/log_format.h"
 
@@ -21,6 +23,22 @@ constexpr MovedKey kMovedKeys[] = {
     {"twilio", "max_calls", "calls"},
     {"twilio", "over_capacity_text", "calls"},
     {"audiosocket", "over_capacity_text", "calls"},
+};
+
+// Keys that were removed; a file or --set that still gives one is an error that says why.
+// An empty key stands for the whole section.
+struct RemovedKey {
+  std::string_view section;  // dotted path of the section
+  std::string_view key;
+  std::string_view why;
+};
+constexpr RemovedKey kRemovedKeys[] = {
+    {"engine", "",
+     "the top-level engine section was never read: the embedded engine's settings are "
+     "llm.engine.* (the same keys); move them there"},
+    {"llm.engine", "prefix_cache_sequences",
+     "prompt-prefix reuse is the scheduler's block-level cache, bounded by "
+     "llm.engine.kv_cache_bytes; delete the line"},
 };
 
 std::string Path(std::string_view section, std::string_view key) {
@@ -57,6 +75,49 @@ Status MoveDeprecatedKeys(YAML::Node root, const std::string& source) {
   return Status::Ok();
 }
 
+std::string RemovedPath(const RemovedKey& r) {
+  return r.key.empty() ? std::string(r.section) : Path(r.section, r.key);
+}
+
+// The node at dotted `path` under `root`, or an undefined node.
+YAML::Node Find(YAML::Node root, std::string_view path) {
+  YAML::Node node = root;
+  size_t at = 0;
+  while (at <= path.size()) {
+    const size_t dot = std::min(path.find('.', at), path.size());
+    if (!node.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+    // Copy: YAML::Node assignment would write through to the parent.
+    YAML::Node next = node[std::string(path.substr(at, dot - at))];
+    if (!next) return YAML::Node(YAML::NodeType::Undefined);
+    node.reset(next);
+    at = dot + 1;
+  }
+  return node;
+}
+
+Status RejectRemovedKeys(YAML::Node root, const std::string& source) {
+  for (const RemovedKey& r : kRemovedKeys) {
+    YAML::Node node = Find(root, RemovedPath(r));
+    if (!node.IsDefined()) continue;
+    return InvalidArgumentError(source + ":" + std::to_string(node.Mark().line + 1) + ": " +
+                                RemovedPath(r) + " was removed: " + std::string(r.why));
+  }
+  return Status::Ok();
+}
+
+Status RejectRemovedOverride(const std::string& assignment) {
+  for (const RemovedKey& r : kRemovedKeys) {
+    const std::string path = RemovedPath(r);
+    const std::string_view a = assignment;
+    if (a.starts_with(path) && a.size() > path.size() &&
+        (a[path.size()] == '=' || (r.key.empty() && a[path.size()] == '.'))) {
+      return InvalidArgumentError("--set " + assignment + ": " + path + " was removed: " +
+                                  std::string(r.why));
+    }
+  }
+  return Status::Ok();
+}
+
 // "twilio.max_calls=40" -> "calls.max_calls=40", with a warning.
 std::string RenameDeprecatedOverride(const std::string& assignment) {
   for (const MovedKey& m : kMovedKeys) {
@@ -83,6 +144,7 @@ Status ReadConfigWithMovedKeys(const std::string& path, HotlineConfig& cfg) {
   }
   if (!root || root.IsNull()) return Status::Ok();
   try {
+    RETURN_IF_ERROR(RejectRemovedKeys(root, path));
     RETURN_IF_ERROR(MoveDeprecatedKeys(root, path));
     return config_internal::Reader::Read(root, "", path, cfg);
   } catch (const YAML::Exception& e) {
@@ -128,6 +190,7 @@ Result<HotlineConfig> LoadHotlineConfig(const std::string& path,
   HotlineConfig cfg;
   if (!path.empty()) RETURN_IF_ERROR(ReadConfigWithMovedKeys(path, cfg));
   for (const auto& o : overrides) {
+    RETURN_IF_ERROR(RejectRemovedOverride(o));
     RETURN_IF_ERROR(ApplyConfigOverride(RenameDeprecatedOverride(o), cfg));
   }
   if (cfg.llm.backend == "engine" && cfg.llm.engine.engine.model_path.empty()) {

@@ -70,7 +70,6 @@ struct HotlineConfig {
   SpeechInConfig speech_in;
   asr::AsrConfig asr;
   tts::TtsConfig tts;
-  engine::EngineConfig engine;
   llm::LlmConfig llm = DemoLlmConfig();
   answer::AnswererConfig answer = DemoAnswererConfig();
   answer::StoreConfig store;
@@ -89,7 +88,6 @@ struct HotlineConfig {
     v.Section("speech_in", speech_in);
     v.Section("asr", asr);
     v.Section("tts", tts);
-    v.Section("engine", engine);
     v.Section("llm", llm);
     v.Section("answer", answer);
     v.Section("store", store);
@@ -109,7 +107,9 @@ struct HotlineConfig {
 // and applies log.format to the process's log.
 // Errors name the file line or the override. Keys that moved (twilio.max_calls,
 // twilio.over_capacity_text, audiosocket.over_capacity_text -> calls.*) are still read, with a
-// warning naming the new key; the old and the new key both set is an error.
+// warning naming the new key; the old and the new key both set is an error. Keys that were
+// removed (the top-level engine section, llm.engine.prefix_cache_sequences) are an error that
+// says why and what to do.
 Result<HotlineConfig> LoadHotlineConfig(const std::string& path,
                                         const std::vector<std::string>& overrides);
 

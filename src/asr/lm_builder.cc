@@ -1,6 +1,7 @@
 #include "asr/lm_builder.h"
 
 #include "asr/letter_to_sound.h"
+#include "common/build_paths.h"
 
 #include <algorithm>
 #include <cctype>

@@ -10,6 +10,8 @@
 #include <map>
 #include <sstream>
 
+#include "common/build_paths.h"
+
 namespace hotline::asr {
 namespace {
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/build_paths.h"
+
 namespace hotline::asr {
 
 Status TurnDetectorConfig::Validate() const {

@@ -195,23 +195,6 @@ void PutId(std::vector<uint8_t>& b, const char* id) {
 
 }  // namespace
 
-std::string_view CodecName(Codec codec) {
-  switch (codec) {
-    case Codec::kPcm16: return "pcm16";
-    case Codec::kMulaw: return "mulaw";
-    case Codec::kAlaw: return "alaw";
-  }
-  return "unknown";
-}
-
-Result<Codec> ParseCodec(std::string_view name) {
-  if (name == "pcm16" || name == "slin" || name == "s16le") return Codec::kPcm16;
-  if (name == "mulaw" || name == "ulaw" || name == "pcmu") return Codec::kMulaw;
-  if (name == "alaw" || name == "pcma") return Codec::kAlaw;
-  return InvalidArgumentError("unknown codec '" + std::string(name) +
-                              "'; choose pcm16, mulaw or alaw");
-}
-
 std::string_view SampleFormatName(SampleFormat format) {
   switch (format) {
     case SampleFormat::kPcm8: return "pcm8";
@@ -381,17 +364,7 @@ Result<std::vector<uint8_t>> EncodeWav(AudioView audio, Codec codec) {
   const size_t start = out.size();
   out.resize(start + static_cast<size_t>(data_bytes));
   uint8_t* d = out.data() + start;
-  switch (codec) {
-    case Codec::kPcm16:
-      for (int16_t s : audio.samples) {
-        const uint16_t u = static_cast<uint16_t>(s);
-        *d++ = static_cast<uint8_t>(u);
-        *d++ = static_cast<uint8_t>(u >> 8);
-      }
-      break;
-    case Codec::kMulaw: EncodeMulaw(audio.samples, {d, audio.samples.size()}); break;
-    case Codec::kAlaw: EncodeAlaw(audio.samples, {d, audio.samples.size()}); break;
-  }
+  Encode(codec, audio.samples, {d, EncodedBytes(codec, audio.samples.size())});
   if (pad) out.push_back(0);
   return out;
 }

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "audio/codec.h"
 #include "audio/pcm.h"
 #include "common/status.h"
 
@@ -30,13 +31,6 @@ namespace hotline::audio {
 // What a WAV file's samples are written as.
 enum class SampleFormat : uint8_t { kPcm8, kPcm16, kPcm24, kPcm32, kFloat32, kMulaw, kAlaw };
 
-// Codecs Hotline writes (to files and to the wire).
-enum class Codec : uint8_t { kPcm16, kMulaw, kAlaw };
-
-// "pcm16", "mulaw", "alaw".
-std::string_view CodecName(Codec codec);
-// Parses "pcm16" | "mulaw" | "alaw" (also "ulaw", "pcmu", "pcma", "slin"); error lists the choices.
-Result<Codec> ParseCodec(std::string_view name);
 // "pcm8", "pcm16", "pcm24", "pcm32", "float32", "mulaw", "alaw".
 std::string_view SampleFormatName(SampleFormat format);
 

@@ -34,7 +34,16 @@ Status Status::WithContext(std::string_view context) const {
   std::string msg(context);
   msg += ": ";
   msg += message_;
-  return Status(code_, std::move(msg));
+  Status out(code_, std::move(msg));
+  out.reason_ = reason_;
+  return out;
+}
+
+Status Status::WithReason(StatusReason reason) const {
+  if (ok()) return *this;
+  Status out = *this;
+  out.reason_ = reason;
+  return out;
 }
 
 std::ostream& operator<<(std::ostream& os, const Status& s) { return os << s.ToString(); }

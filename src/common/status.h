@@ -34,6 +34,14 @@ enum class StatusCode : uint8_t {
 
 std::string_view StatusCodeName(StatusCode code);
 
+// Why an error happened, where a caller must tell one cause from another of the same code (the
+// code says how to react in general; the reason picks a specific answer, e.g. an API's error
+// code). Typed, so no caller inspects message text. Add a value when a caller needs one.
+enum class StatusReason : uint8_t {
+  kNone = 0,
+  kContextLengthExceeded,  // a prompt does not fit the model's context (engine/context_fit.h)
+};
+
 class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
@@ -44,19 +52,24 @@ class [[nodiscard]] Status {
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  StatusReason reason() const { return reason_; }
+
+  // Returns a copy carrying `reason`; OK stays OK (an OK status has no reason).
+  Status WithReason(StatusReason reason) const;
 
   // "INVALID_ARGUMENT: message" (or "OK").
   std::string ToString() const;
 
-  // Returns a copy whose message is "context: message"; OK stays OK.
+  // Returns a copy whose message is "context: message" (code and reason kept); OK stays OK.
   Status WithContext(std::string_view context) const;
 
   friend bool operator==(const Status& a, const Status& b) {
-    return a.code_ == b.code_ && a.message_ == b.message_;
+    return a.code_ == b.code_ && a.reason_ == b.reason_ && a.message_ == b.message_;
   }
 
  private:
   StatusCode code_ = StatusCode::kOk;
+  StatusReason reason_ = StatusReason::kNone;
   std::string message_;
 };
 

@@ -25,6 +25,19 @@ TEST(Status, OkAndErrors) {
   EXPECT_EQ(s.WithContext("loading").message(), "loading: no such file x.wav");
 }
 
+TEST(Status, ReasonTravelsWithTheError) {
+  Status s = OutOfRangeError("too long").WithReason(StatusReason::kContextLengthExceeded);
+  EXPECT_EQ(s.reason(), StatusReason::kContextLengthExceeded);
+  EXPECT_EQ(s.WithContext("engine").reason(), StatusReason::kContextLengthExceeded);
+  EXPECT_EQ(OutOfRangeError("too long").reason(), StatusReason::kNone);
+  EXPECT_FALSE(s == OutOfRangeError("too long"));  // same code and text, different reason
+  // An OK status has no reason.
+  EXPECT_EQ(Status::Ok().WithReason(StatusReason::kContextLengthExceeded).reason(),
+            StatusReason::kNone);
+  Result<int> r = s;
+  EXPECT_EQ(r.status().reason(), StatusReason::kContextLengthExceeded);
+}
+
 TEST(Result, PropagatesErrors) {
   EXPECT_EQ(*Quarter(8), 2);
   auto r = Quarter(6);

@@ -6,6 +6,7 @@
 namespace hotline::engine {
 namespace {
 
+// The OpenAI error code, also at the head of the message for whoever reads it in a log.
 constexpr char kPrefix[] = "context_length_exceeded: ";
 
 Status ValidateLimits(const ContextLimits& l) {
@@ -28,11 +29,13 @@ Status CheckPromptFits(int prompt_tokens, const ContextLimits& limits) {
                          " tokens; with room for at least " + std::to_string(room) +
                          " answer tokens that needs " + std::to_string(prompt_tokens + room) +
                          " positions, max_seq_len is " + std::to_string(limits.max_seq_len) +
-                         ": shorten the prompt (or raise llm.engine.max_seq_len)");
+                         ": shorten the prompt (or raise llm.engine.max_seq_len)")
+      .WithReason(StatusReason::kContextLengthExceeded);
 }
 
 bool IsContextLengthExceeded(const Status& s) {
-  return s.code() == StatusCode::kOutOfRange && s.message().starts_with(kPrefix);
+  return s.code() == StatusCode::kOutOfRange &&
+         s.reason() == StatusReason::kContextLengthExceeded;
 }
 
 Result<ContextFit> FitChatToContext(const ChatTemplate& tmpl, const Tokenizer& tokenizer,
@@ -111,7 +114,8 @@ Result<ContextFit> FitChatToContext(const ChatTemplate& tmpl, const Tokenizer& t
       " older messages already left out); with room for at least " + std::to_string(room) +
       " answer tokens that needs " + std::to_string(minimal.size() + size_t(room)) +
       " positions, max_seq_len is " + std::to_string(limits.max_seq_len) +
-      ": shorten the system prompt or the question (or raise llm.engine.max_seq_len)");
+      ": shorten the system prompt or the question (or raise llm.engine.max_seq_len)")
+      .WithReason(StatusReason::kContextLengthExceeded);
 }
 
 }  // namespace hotline::engine

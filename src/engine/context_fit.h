@@ -55,8 +55,9 @@ Result<ContextFit> FitChatToContext(const ChatTemplate& tmpl, const Tokenizer& t
 // tokens; else OutOfRange "context_length_exceeded: ...".
 Status CheckPromptFits(int prompt_tokens, const ContextLimits& limits);
 
-// True for the OutOfRange errors above (the server answers them with HTTP 400 and the OpenAI
-// error code "context_length_exceeded").
+// True for the OutOfRange errors above, by their reason (StatusReason::kContextLengthExceeded,
+// kept through WithContext), never their text; the server answers them with HTTP 400 and the
+// OpenAI error code "context_length_exceeded".
 bool IsContextLengthExceeded(const Status& s);
 
 }  // namespace hotline::engine

@@ -121,6 +121,9 @@ TEST(ContextFit, RawPromptCheck) {
   EXPECT_NE(std::string(s.message()).find("97 tokens"), std::string::npos) << s;
   EXPECT_EQ(CheckPromptFits(10, {100, 0, 4}).code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(IsContextLengthExceeded(OutOfRangeError("read past the end")));
+  // The reason, not the text: a context added on the way keeps it, and look-alike text is not it.
+  EXPECT_TRUE(IsContextLengthExceeded(s.WithContext("engine")));
+  EXPECT_FALSE(IsContextLengthExceeded(OutOfRangeError(s.message())));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/build_paths.h"
 #include "engine/llama2c.h"
 
 namespace hotline::engine {

@@ -1,3 +1,4 @@
+#include "common/build_paths.h"
 #include "engine/gguf.h"
 
 #include <unistd.h>

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/build_paths.h"
 #include "engine/chat_template.h"
 
 namespace hotline::engine {

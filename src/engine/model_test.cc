@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/build_paths.h"
 #include "engine/model_forward.h"
 #include "engine/quant.h"
 

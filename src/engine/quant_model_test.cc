@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/build_paths.h"
 #include "engine/engine.h"
 #include "engine/gguf.h"
 

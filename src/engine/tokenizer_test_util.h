@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/gguf.h"
+#include "common/build_paths.h"
 #include "engine/tokenizer.h"
 #include "engine/vocab.h"
 

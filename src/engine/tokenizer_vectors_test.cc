@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/gguf.h"
+#include "common/build_paths.h"
 #include "engine/tokenizer.h"
 
 namespace hotline::engine {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/build_paths.h"
 #include "eval/speech_cache.h"
 
 namespace hotline::eval {

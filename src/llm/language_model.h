@@ -33,7 +33,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
-#include "net/cancel_token.h"
+#include "common/cancel_token.h"
 
 namespace hotline::llm {
 

@@ -9,10 +9,6 @@ namespace hotline::llm {
 Status LlmEngineConfig::Validate() const {
   RETURN_IF_ERROR(engine.Validate());
   if (chat_template != "auto") RETURN_IF_ERROR(engine::ParseChatFormat(chat_template).status());
-  if (prefix_cache_sequences < 1 || prefix_cache_sequences > 1024) {
-    return InvalidArgumentError("prefix_cache_sequences must be in [1, 1024], got " +
-                                std::to_string(prefix_cache_sequences));
-  }
   if (max_queue < 1 || max_queue > 100000) {
     return InvalidArgumentError("max_queue must be in [1, 100000], got " +
                                 std::to_string(max_queue));

@@ -26,10 +26,6 @@ struct LlmEngineConfig {
   // Chat prompt format: "auto" reads the model file's template; chatml, llama3, llama2, phi3
   // force one (for files without a template). A wrong format gives fluent but worse answers.
   std::string chat_template = "auto";
-  // No longer used: prompt-prefix reuse is the batching scheduler's block-level prefix cache,
-  // bounded by engine.kv_cache_bytes (least recently used blocks are reused first). Accepted
-  // (and validated) so existing configuration files keep loading.
-  int prefix_cache_sequences = 4;
   // Requests waiting for the engine at most; more fail at once with ResourceExhausted. A full
   // queue means callers would wait seconds anyway: failing fast lets the answerer fall back.
   int max_queue = 64;
@@ -51,8 +47,6 @@ struct LlmEngineConfig {
   void Visit(V& v) {
     engine.Visit(v);  // the engine's keys sit directly in llm.engine
     v.Field("chat_template", chat_template, "Chat prompt format: auto, chatml, llama3, llama2, phi3");
-    v.Field("prefix_cache_sequences", prefix_cache_sequences,
-            "Unused (prefix reuse is block-level, bounded by kv_cache_bytes)");
     v.Field("max_queue", max_queue, "Requests waiting for the engine at most");
     v.Field("min_reply_tokens", min_reply_tokens,
             "Answer tokens that must fit after the system prompt and the last user turn; "

@@ -29,7 +29,7 @@
 #include <string>
 
 #include "common/status.h"
-#include "net/cancel_token.h"
+#include "common/cancel_token.h"
 #include "net/http_client.h"
 
 namespace hotline::net {

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "answer/understanding.h"
-#include "audio/g711.h"
+#include "audio/codec.h"
 #include "common/log.h"
 #include "pipeline/call_session_core.h"
 
@@ -246,21 +246,8 @@ SessionStats CallSession::stats() const {
 
 void CallSession::Core::ProcessPayload(std::vector<uint8_t> bytes) {
   if (closed.load()) return;
-  decoded.resize(info.format.codec == audio::Codec::kPcm16 ? bytes.size() / 2 : bytes.size());
-  switch (info.format.codec) {
-    case audio::Codec::kMulaw:
-      audio::DecodeMulaw(bytes, decoded);
-      break;
-    case audio::Codec::kAlaw:
-      audio::DecodeAlaw(bytes, decoded);
-      break;
-    case audio::Codec::kPcm16:
-      for (size_t i = 0; i < decoded.size(); ++i) {
-        decoded[i] = static_cast<int16_t>(static_cast<uint16_t>(bytes[2 * i]) |
-                                          (static_cast<uint16_t>(bytes[2 * i + 1]) << 8));
-      }
-      break;
-  }
+  decoded.resize(audio::DecodedSamples(info.format.codec, bytes.size()));
+  audio::Decode(info.format.codec, bytes, decoded);
   chunker.Push(std::span<const int16_t>(decoded),
                [this](audio::AudioView frame) { ProcessFrame(frame); });
 }

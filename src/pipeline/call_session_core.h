@@ -20,7 +20,7 @@
 
 #include "answer/caller.h"
 #include "audio/frame_chunker.h"
-#include "net/cancel_token.h"
+#include "common/cancel_token.h"
 #include "pipeline/call_session.h"
 
 namespace hotline::pipeline {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "audio/g711.h"
+#include "audio/codec.h"
 #include "common/log.h"
 #include "pipeline/call_session_core.h"
 
@@ -268,24 +268,8 @@ Status CallSession::Core::SendFrames(int idx, const CancelToken& token,
                                      std::span<const int16_t> pcm) {
   const size_t frame = audio::SamplesForMs(info.format.sample_rate_hz, audio::kFrameMs);
   if (pcm.size() < frame) return Status::Ok();  // callers send whole frames
-  switch (info.format.codec) {
-    case audio::Codec::kMulaw:
-      out_bytes.resize(pcm.size());
-      audio::EncodeMulaw(pcm, out_bytes);
-      break;
-    case audio::Codec::kAlaw:
-      out_bytes.resize(pcm.size());
-      audio::EncodeAlaw(pcm, out_bytes);
-      break;
-    case audio::Codec::kPcm16:
-      out_bytes.resize(pcm.size() * 2);
-      for (size_t i = 0; i < pcm.size(); ++i) {
-        const auto v = static_cast<uint16_t>(pcm[i]);
-        out_bytes[2 * i] = static_cast<uint8_t>(v & 0xff);
-        out_bytes[2 * i + 1] = static_cast<uint8_t>(v >> 8);
-      }
-      break;
-  }
+  out_bytes.resize(audio::EncodedBytes(info.format.codec, pcm.size()));
+  audio::Encode(info.format.codec, pcm, out_bytes);
   const size_t frame_bytes = out_bytes.size() / pcm.size() * frame;  // whole frames only
   std::deque<OutFrame> frames;
   for (size_t at = 0, k = 0; at + frame <= pcm.size(); at += frame, ++k) {

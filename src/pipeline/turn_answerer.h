@@ -26,7 +26,7 @@
 #include "answer/caller.h"
 #include "common/status.h"
 #include "llm/language_model.h"
-#include "net/cancel_token.h"
+#include "common/cancel_token.h"
 #include "pipeline/turn_types.h"
 
 namespace hotline::pipeline {

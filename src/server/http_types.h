@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "net/cancel_token.h"
+#include "common/cancel_token.h"
 
 namespace hotline::server {
 

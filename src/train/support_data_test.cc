@@ -5,6 +5,7 @@
 #include <set>
 
 #include "answer/kb_company.h"
+#include "common/build_paths.h"
 #include "engine/chat_template.h"
 #include "train/bpe_trainer.h"
 #include "train/export.h"

@@ -28,7 +28,7 @@
 
 #include "audio/pcm.h"
 #include "common/status.h"
-#include "net/cancel_token.h"
+#include "common/cancel_token.h"
 #include "net/http_client.h"
 
 namespace hotline::tts {

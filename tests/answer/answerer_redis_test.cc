@@ -8,6 +8,7 @@
 
 #include "answer/answerer.h"
 #include "answer/redis_store.h"
+#include "common/build_paths.h"
 #include "redis_server.h"
 
 namespace hotline::answer {

@@ -14,6 +14,7 @@
 #include "answer/answer_stack.h"
 #include "answer/eval_data.h"
 #include "app/hotline_config.h"
+#include "common/build_paths.h"
 #include "common/metrics.h"
 #include "llm/llm_config.h"
 

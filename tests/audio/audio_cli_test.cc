@@ -13,6 +13,7 @@
 
 #include "audio/level.h"
 #include "audio/wav.h"
+#include "common/build_paths.h"
 
 namespace hotline::audio {
 namespace {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "server/testing/call_load.h"
+#include "common/build_paths.h"
 #include "tts/synthesizer.h"
 
 namespace hotline {

@@ -19,6 +19,7 @@
 #include "answer/knowledge_base.h"
 #include "asr/lm_builder.h"
 #include "audio/resampler.h"
+#include "common/build_paths.h"
 #include "pipeline/call_stack.h"
 #include "server/calls/audiosocket_server.h"
 #include "server/calls/call_registry.h"

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "asr/lm_builder.h"
+#include "common/build_paths.h"
 #include "run_hotline.h"
 
 namespace hotline::e2e {

@@ -30,6 +30,7 @@
 #include "asr/lm_builder.h"
 #include "audio/resampler.h"
 #include "audio/wav.h"
+#include "common/build_paths.h"
 #include "net/http_client.h"
 #include "pipeline/call_stack.h"
 #include "server/calls/call_registry.h"

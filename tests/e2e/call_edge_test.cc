@@ -21,6 +21,7 @@
 #include "answer/pii.h"
 #include "audio/g711.h"
 #include "audio/resampler.h"
+#include "common/build_paths.h"
 #include "common/log.h"
 #include "pipeline/call_stack.h"
 #include "server/calls/audiosocket_server.h"

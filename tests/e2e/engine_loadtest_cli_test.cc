@@ -18,6 +18,7 @@
 #include <string>
 
 #include "net/http_client.h"
+#include "common/build_paths.h"
 #include "run_hotline.h"
 
 namespace hotline {

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include "common/build_paths.h"
 #include "run_hotline.h"
 
 namespace hotline {

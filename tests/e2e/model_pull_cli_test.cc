@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "net/download.h"
+#include "common/build_paths.h"
 #include "net/testing/loopback_http_server.h"
 #include "run_hotline.h"
 

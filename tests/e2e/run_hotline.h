@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/build_paths.h"
+
 namespace hotline::e2e {
 
 inline const std::string kHotlineBinary = std::string(HOTLINE_BINARY_DIR) + "/hotline";

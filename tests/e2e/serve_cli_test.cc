@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "net/http_client.h"
+#include "common/build_paths.h"
 #include "server/testing/audiosocket_caller.h"
 #include "server/testing/twilio_caller.h"
 

@@ -22,6 +22,7 @@
 #include "asr/wer.h"
 #include "audio/g711.h"
 #include "audio/resampler.h"
+#include "common/build_paths.h"
 #include "pipeline/call_stack.h"
 #include "server/calls/twilio_endpoint.h"
 #include "server/http_server.h"

@@ -9,6 +9,7 @@
 
 #include "asr/recognizer.h"
 #include "audio/resampler.h"
+#include "common/build_paths.h"
 #include "pipeline/call_stack.h"
 #include "pipeline/file_call.h"
 #include "tts/synthesizer.h"

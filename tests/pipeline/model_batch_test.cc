@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "audio/g711.h"
+#include "common/build_paths.h"
 #include "engine/quant_model.h"
 #include "llm/engine/engine_language_model.h"
 #include "pipeline/call_stack.h"

@@ -9,6 +9,7 @@
 
 #include "answer/answer_stack.h"
 #include "app/hotline_config.h"
+#include "common/build_paths.h"
 #include "llm/llm_config.h"
 #include "train/model_eval.h"
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "answer/kb_csv.h"
+#include "common/build_paths.h"
 #include "engine/gguf.h"
 
 namespace hotline::train {

@@ -14,6 +14,7 @@
 #include "asr/lm_builder.h"
 #include "audio/resampler.h"
 #include "audio/wav.h"
+#include "common/build_paths.h"
 
 namespace hotline::asr {
 namespace {

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "audio/codec.h"
 #include "audio/resampler.h"
 #include "common/log.h"
 #include "tts/synthesizer.h"
@@ -108,12 +109,8 @@ Result<std::vector<int16_t>> SynthesizeAnnouncement(const pipeline::CallResource
 }
 
 std::string EncodePcm16Le(std::span<const int16_t> samples) {
-  std::string pcm(samples.size() * 2, '\0');
-  for (size_t i = 0; i < samples.size(); ++i) {
-    const auto v = static_cast<uint16_t>(samples[i]);
-    pcm[2 * i] = static_cast<char>(v & 0xff);
-    pcm[2 * i + 1] = static_cast<char>(v >> 8);
-  }
+  std::string pcm(audio::EncodedBytes(audio::Codec::kPcm16, samples.size()), '\0');
+  audio::EncodePcm16Le(samples, {reinterpret_cast<uint8_t*>(pcm.data()), pcm.size()});
   return pcm;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "audio/codec.h"
 #include "net/url.h"
 #include "tts/chunk_emitter.h"
 
@@ -57,10 +58,12 @@ class PcmStreamDecoder {
       has_odd_ = false;
       i = 1;
     }
-    for (; i + 1 < bytes.size(); i += 2) {
-      samples_.push_back(static_cast<int16_t>(static_cast<uint8_t>(bytes[i]) |
-                                              (static_cast<uint8_t>(bytes[i + 1]) << 8)));
-    }
+    const size_t whole = (bytes.size() - i) / 2;
+    const size_t at = samples_.size();
+    samples_.resize(at + whole);
+    audio::DecodePcm16Le({reinterpret_cast<const uint8_t*>(bytes.data()) + i, whole * 2},
+                         std::span<int16_t>(samples_).subspan(at));
+    i += whole * 2;
     if (i < bytes.size()) {
       odd_ = static_cast<uint8_t>(bytes[i]);
       has_odd_ = true;
