@@ -46,35 +46,6 @@ TEST(Args, NegativeNumbersArePositional) {
   EXPECT_EQ(a->positional().size(), 1u);
 }
 
-TEST(LoadHotlineConfig, RemovedKeysAreAnErrorThatSaysWhy) {
-  const std::string path = WriteConfig(
-      "removed.yaml", "log_level: info\nengine:\n  threads: 2\n");
-  auto cfg = LoadHotlineConfig(path, {});
-  std::filesystem::remove(path);
-  ASSERT_FALSE(cfg.ok());
-  std::string msg(cfg.status().message());
-  EXPECT_NE(msg.find(":2: engine was removed"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("llm.engine"), std::string::npos) << msg;  // where the keys go now
-
-  const std::string nested = WriteConfig(
-      "removed2.yaml", "llm:\n  engine:\n    threads: 2\n    prefix_cache_sequences: 4\n");
-  cfg = LoadHotlineConfig(nested, {});
-  std::filesystem::remove(nested);
-  ASSERT_FALSE(cfg.ok());
-  msg = cfg.status().message();
-  EXPECT_NE(msg.find(":4: llm.engine.prefix_cache_sequences was removed"), std::string::npos)
-      << msg;
-
-  for (const char* o : {"engine.threads=2", "llm.engine.prefix_cache_sequences=4"}) {
-    auto over = LoadHotlineConfig("", {o});
-    ASSERT_FALSE(over.ok()) << o;
-    EXPECT_NE(over.status().message().find("was removed"), std::string::npos) << over.status();
-  }
-  // A key that merely starts like a removed one is not it.
-  auto fine = LoadHotlineConfig("", {"llm.engine.threads=2"});
-  EXPECT_TRUE(fine.ok()) << fine.status();
-}
-
 }  // namespace
 }  // namespace hotline::cli
 
@@ -160,6 +131,35 @@ TEST(LoadHotlineConfig, OldAndNewCallCapKeysTogetherAreAnError) {
   EXPECT_NE(msg.find("twilio.max_calls"), std::string::npos) << msg;
   EXPECT_NE(msg.find("calls.max_calls"), std::string::npos) << msg;
   EXPECT_NE(msg.find(":4:"), std::string::npos) << msg;  // the old key's line
+}
+
+TEST(LoadHotlineConfig, RemovedKeysAreAnErrorThatSaysWhy) {
+  const std::string path = WriteConfig(
+      "removed.yaml", "log_level: info\nengine:\n  threads: 2\n");
+  auto cfg = LoadHotlineConfig(path, {});
+  std::filesystem::remove(path);
+  ASSERT_FALSE(cfg.ok());
+  std::string msg(cfg.status().message());
+  EXPECT_NE(msg.find(":2: engine was removed"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("llm.engine"), std::string::npos) << msg;  // where the keys go now
+
+  const std::string nested = WriteConfig(
+      "removed2.yaml", "llm:\n  engine:\n    threads: 2\n    prefix_cache_sequences: 4\n");
+  cfg = LoadHotlineConfig(nested, {});
+  std::filesystem::remove(nested);
+  ASSERT_FALSE(cfg.ok());
+  msg = cfg.status().message();
+  EXPECT_NE(msg.find(":4: llm.engine.prefix_cache_sequences was removed"), std::string::npos)
+      << msg;
+
+  for (const char* o : {"engine.threads=2", "llm.engine.prefix_cache_sequences=4"}) {
+    auto over = LoadHotlineConfig("", {o});
+    ASSERT_FALSE(over.ok()) << o;
+    EXPECT_NE(over.status().message().find("was removed"), std::string::npos) << over.status();
+  }
+  // A key that merely starts like a removed one is not it.
+  auto fine = LoadHotlineConfig("", {"llm.engine.threads=2"});
+  EXPECT_TRUE(fine.ok()) << fine.status();
 }
 
 }  // namespace

@@ -79,28 +79,36 @@ std::string RemovedPath(const RemovedKey& r) {
   return r.key.empty() ? std::string(r.section) : Path(r.section, r.key);
 }
 
-// The node at dotted `path` under `root`, or an undefined node.
-YAML::Node Find(YAML::Node root, std::string_view path) {
+// The line (1-based) of the key at dotted `path` under `root`; 0 when the path is absent.
+int FindKeyLine(const YAML::Node& root, std::string_view path) {
   YAML::Node node = root;
   size_t at = 0;
+  int line = 0;
   while (at <= path.size()) {
     const size_t dot = std::min(path.find('.', at), path.size());
-    if (!node.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
-    // Copy: YAML::Node assignment would write through to the parent.
-    YAML::Node next = node[std::string(path.substr(at, dot - at))];
-    if (!next) return YAML::Node(YAML::NodeType::Undefined);
-    node.reset(next);
+    const std::string_view name = path.substr(at, dot - at);
+    if (!node.IsMap()) return 0;
+    bool found = false;
+    for (const auto& kv : node) {
+      if (kv.first.IsScalar() && kv.first.Scalar() == name) {
+        line = kv.first.Mark().line + 1;
+        node.reset(kv.second);  // reset: plain assignment would write through to the parent
+        found = true;
+        break;
+      }
+    }
+    if (!found) return 0;
     at = dot + 1;
   }
-  return node;
+  return line;
 }
 
-Status RejectRemovedKeys(YAML::Node root, const std::string& source) {
+Status RejectRemovedKeys(const YAML::Node& root, const std::string& source) {
   for (const RemovedKey& r : kRemovedKeys) {
-    YAML::Node node = Find(root, RemovedPath(r));
-    if (!node.IsDefined()) continue;
-    return InvalidArgumentError(source + ":" + std::to_string(node.Mark().line + 1) + ": " +
-                                RemovedPath(r) + " was removed: " + std::string(r.why));
+    const int line = FindKeyLine(root, RemovedPath(r));
+    if (line == 0) continue;
+    return InvalidArgumentError(source + ":" + std::to_string(line) + ": " + RemovedPath(r) +
+                                " was removed: " + std::string(r.why));
   }
   return Status::Ok();
 }

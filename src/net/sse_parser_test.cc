@@ -14,7 +14,9 @@ std::vector<SseEvent> ParseAll(const std::vector<std::string>& pieces, bool fini
     return Status::Ok();
   });
   for (const auto& piece : pieces) EXPECT_TRUE(p.Feed(piece).ok());
-  if (finish) EXPECT_TRUE(p.Finish().ok());
+  if (finish) {
+    EXPECT_TRUE(p.Finish().ok());
+  }
   return events;
 }
 

@@ -40,7 +40,7 @@ TEST(CallServer, ServesEveryRouteAndDrains) {
   server::CallServerOptions options;
   options.server.port = 0;
   options.audiosocket.port = 0;
-  options.admin.token = "s3cret";
+  options.admin.token = "s3cret-admin-token-0123";
   options.effective_config_yaml = "log_level: info\n";
   auto node = server::CallServer::Create(**stack, options);
   ASSERT_TRUE(node.ok()) << node.status();
@@ -59,8 +59,8 @@ TEST(CallServer, ServesEveryRouteAndDrains) {
     EXPECT_EQ(HttpStatusOf(n.http().Url(path)), 200) << path;
   }
   EXPECT_EQ(HttpStatusOf(n.http().Url("/admin/calls")), 401);
-  EXPECT_EQ(HttpStatusOf(n.http().Url("/admin/calls"), "s3cret"), 200);
-  EXPECT_EQ(HttpStatusOf(n.http().Url("/admin/config"), "s3cret"), 200);
+  EXPECT_EQ(HttpStatusOf(n.http().Url("/admin/calls"), "s3cret-admin-token-0123"), 200);
+  EXPECT_EQ(HttpStatusOf(n.http().Url("/admin/config"), "s3cret-admin-token-0123"), 200);
   EXPECT_EQ(n.active_calls(), 0);
 
   n.BeginDrain();
