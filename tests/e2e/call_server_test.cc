@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "common/build_paths.h"
@@ -30,19 +31,26 @@ int HttpStatusOf(const std::string& url, const std::string& token = "") {
   return r.ok() ? r->status : -1;
 }
 
-TEST(CallServer, ServesEveryRouteAndDrains) {
+// A call stack over the demo knowledge base, its SQLite copy at Scratch(`db`).
+std::unique_ptr<pipeline::CallStack> DemoStack(const std::string& db) {
   pipeline::CallStackOptions o;
-  o.kb_db = Scratch("kb.sqlite");
+  o.kb_db = Scratch(db);
   o.kb_csv = kKbCsv;
   auto stack = pipeline::CallStack::Build(o);
-  ASSERT_TRUE(stack.ok()) << stack.status();
+  EXPECT_TRUE(stack.ok()) << stack.status();
+  return stack.ok() ? std::move(*stack) : nullptr;
+}
+
+TEST(CallServer, ServesEveryRouteAndDrains) {
+  auto stack = DemoStack("kb.sqlite");
+  ASSERT_NE(stack, nullptr);
 
   server::CallServerOptions options;
   options.server.port = 0;
   options.audiosocket.port = 0;
   options.admin.token = "s3cret-admin-token-0123";
   options.effective_config_yaml = "log_level: info\n";
-  auto node = server::CallServer::Create(**stack, options);
+  auto node = server::CallServer::Create(*stack, options);
   ASSERT_TRUE(node.ok()) << node.status();
   server::CallServer& n = **node;
   ASSERT_TRUE(n.Start().ok());
@@ -72,28 +80,25 @@ TEST(CallServer, ServesEveryRouteAndDrains) {
   n.Stop();
   EXPECT_EQ(HttpStatusOf(n.http().Url("/healthz")), -1);
   node->reset();
-  stack->reset();
-  std::filesystem::remove(o.kb_db);
+  stack.reset();
+  std::filesystem::remove(Scratch("kb.sqlite"));
 }
 
 TEST(CallServer, AnAdminTokenIsNotRequiredButWithoutOneTheApiIsOff) {
-  pipeline::CallStackOptions o;
-  o.kb_db = Scratch("kb2.sqlite");
-  o.kb_csv = kKbCsv;
-  auto stack = pipeline::CallStack::Build(o);
-  ASSERT_TRUE(stack.ok()) << stack.status();
+  auto stack = DemoStack("kb2.sqlite");
+  ASSERT_NE(stack, nullptr);
   server::CallServerOptions options;
   options.server.port = 0;
   options.audiosocket.port = -1;
-  auto node = server::CallServer::Create(**stack, options);
+  auto node = server::CallServer::Create(*stack, options);
   ASSERT_TRUE(node.ok()) << node.status();
   ASSERT_TRUE((*node)->Start().ok());
   EXPECT_EQ((*node)->audiosocket_port(), -1);
   EXPECT_NE((*node)->Describe()[0].find("admin API off"), std::string::npos);
   EXPECT_NE(HttpStatusOf((*node)->http().Url("/admin/calls"), "anything"), 200);
   node->reset();
-  stack->reset();
-  std::filesystem::remove(o.kb_db);
+  stack.reset();
+  std::filesystem::remove(Scratch("kb2.sqlite"));
 }
 
 }  // namespace
