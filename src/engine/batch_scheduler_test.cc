@@ -330,10 +330,18 @@ TEST_F(BatchSchedulerTest, AFarDeadlineSitsOutWhileAnUrgentRequestRuns) {
   const auto want = Reference({prompts[0], prompts[1]}, 40);
   ASSERT_GT(want[0].size(), 10u);
   std::atomic<int> a_tokens{0};
+  std::atomic<bool> b_submitted{false};
   BatchRequest ra = Greedy(prompts[0], 40);
   ra.deadline_hint_ms = 0;
+  // A holds the scheduler at its third token until it is rescheduled and B is queued, so the tiny
+  // model cannot finish A before the test gets there (it decodes a token in well under 1 ms).
   ra.on_token = [&](int32_t) {
-    ++a_tokens;
+    if (++a_tokens == 3) {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!b_submitted.load() && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
     return true;
   };
   auto ha = (*s)->Submit(std::move(ra));
@@ -349,6 +357,7 @@ TEST_F(BatchSchedulerTest, AFarDeadlineSitsOutWhileAnUrgentRequestRuns) {
   };
   rb.on_done = [&](const BatchResult&) { a_at_b_done = a_tokens.load(); };
   auto hb = (*s)->Submit(std::move(rb));
+  b_submitted = true;
   ASSERT_TRUE(hb.ok());
   BatchResult b = (*hb)->Wait();
   EXPECT_EQ(b.tokens, want[1]);
