@@ -27,6 +27,10 @@ struct CallConfig {
   std::string busy_text = "Sorry, that is taking me longer than it should. Could you ask me again?";
   // Said before handing the call to a human agent.
   std::string transfer_text = "Of course. Let me transfer you to an agent.";
+  // Said before hanging up when the call reaches its longest length (calls.max_call_ms).
+  std::string time_limit_text =
+      "We have reached the time limit for this call. Please call again if there is anything "
+      "else. Goodbye!";
   // Said when a stage fails (recognizer, answer, synthesis).
   std::string error_text = "Sorry, something went wrong on my side. Could you say that again?";
   // Consecutive questions no answer tier could answer that get `rephrase_text` (and the call
@@ -120,6 +124,8 @@ struct CallConfig {
     v.Field("busy_text", busy_text, "Said when a stage times out or the server is overloaded");
     v.Field("transfer_text", transfer_text, "Said before transferring to a human agent");
     v.Field("error_text", error_text, "Said when a stage fails");
+    v.Field("time_limit_text", time_limit_text,
+            "Said before hanging up at the longest call length (calls.max_call_ms)");
     v.Field("fallback_retries", fallback_retries,
             "Unanswerable questions in a row answered with rephrase_text before a transfer");
     v.Field("rephrase_text", rephrase_text, "Asks the caller to rephrase an unanswerable question");

@@ -10,6 +10,7 @@
 #include "answer/understanding.h"
 #include "audio/codec.h"
 #include "common/log.h"
+#include "common/log_format.h"
 #include "pipeline/call_session_core.h"
 
 namespace hotline::pipeline {
@@ -191,12 +192,7 @@ void CallSession::MarkPlayed(std::string_view name) {
   (void)core->listen.Post([core, n = std::string(name)] {
     std::lock_guard lock(core->mu);
     // The transport says the last audio sent has played: trust it over the estimate.
-    if (n == core->last_mark && core->mark_outstanding) {
-      core->mark_outstanding = false;
-      const int64_t now = core->stream_ms.load();
-      if (core->play_end_ms > now) core->play_end_ms = now;
-      core->out_frames.clear();
-    }
+    core->playout.MarkPlayed(n, core->stream_ms.load());
   });
 }
 
@@ -266,7 +262,7 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
   {
     std::lock_guard lock(mu);
     playing = PlayingLocked(now_ms);
-    out_level = OutboundLevelLocked(now_ms);
+    out_level = playout.Level(now_ms);
   }
   if (playing) {
     switch (barge.Process(*verdict, out_level)) {
@@ -371,19 +367,7 @@ void CallSession::Core::PauseOutput() {
   {
     std::lock_guard lock(mu);
     if (closed.load()) return;
-    paused = true;
-    // Frames not yet started are kept; the one playing at the pause is dropped (a resume starts
-    // at the next frame boundary).
-    for (OutFrame& f : out_frames) {
-      if (f.start_ms >= now) held.push_back(std::move(f));
-    }
-    out_frames.clear();
-    play_end_ms = now;
-    if (mark_outstanding) {  // the transport reports a cleared mark as played: send it anew
-      mark_outstanding = false;
-      mark_held = true;
-    }
-    sink->Clear();
+    playout.Pause(now);
   }
   metrics.barge_in_pauses.Increment();
   HLOG_DEBUG("call {}: playback paused for probable barge-in", info.call_id);
@@ -392,22 +376,13 @@ void CallSession::Core::PauseOutput() {
 void CallSession::Core::ResumeOutput() {
   {
     std::lock_guard lock(mu);
-    paused = false;
+    const int64_t now = stream_ms.load();
     if (closed.load()) {
-      held.clear();
+      playout.Stop(now, /*send_clear=*/false);
       return;
     }
-    SendOutFramesLocked(held);
-    if (mark_held) {
-      mark_held = false;
-      // A new name: the transport may still report the cleared mark as played.
-      last_mark += "-r" + std::to_string(++resumes);
-      sink->SendMark(last_mark);
-      mark_outstanding = true;
-    }
-    if (action != AfterSpeech::kNone && action_armed) {
-      action_at_ms = std::max(play_end_ms, stream_ms.load());
-    }
+    playout.Resume(now);
+    if (action != AfterSpeech::kNone && action_armed) action_at_ms = playout.StartOfNext(now);
   }
   metrics.barge_in_resumes.Increment();
   HLOG_DEBUG("call {}: playback resumed, the barge-in was not confirmed", info.call_id);
@@ -441,14 +416,7 @@ void CallSession::Core::AbortSpeech(int idx) {
 }
 
 void CallSession::Core::StopPlaybackLocked() {
-  const bool already_cleared = paused;  // a pause sent the transport its Clear()
-  paused = false;
-  held.clear();
-  mark_held = false;
-  mark_outstanding = false;
-  play_end_ms = stream_ms.load();
-  out_frames.clear();
-  if (!closed.load() && !already_cleared) sink->Clear();
+  playout.Stop(stream_ms.load(), /*send_clear=*/!closed.load());
 }
 
 void CallSession::Core::BargeIn() {
@@ -609,8 +577,43 @@ void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
   }
 }
 
+bool CallSession::Core::CheckTimeLimit(int64_t now) {
+  if (info.max_call_ms <= 0 || time_limit_said || now < info.max_call_ms) return false;
+  const bool forced = now >= info.max_call_ms + kTimeLimitGraceMs;
+  {
+    std::lock_guard lock(mu);
+    // A hang-up or transfer already on its way ends the call anyway.
+    if (action != AfterSpeech::kNone) return false;
+    const bool quiet = !endpointer.in_utterance() && agent_busy.load() == 0 &&
+                       !PlayingLocked(now) && !answer_pending;
+    if (!quiet && !forced) return false;
+    if (forced) StopPlaybackLocked();
+  }
+  time_limit_said = true;
+  HLOG_INFO("call {}: reached its time limit ({} ms){}", LogEscape(info.call_id), info.max_call_ms,
+            forced ? ", cutting the turn in progress short" : "");
+  TurnReport r;
+  r.kind = TurnKind::kTimeLimit;
+  r.tier = TurnTier::kGoodbye;
+  r.outcome = TurnOutcome::kTimeLimit;
+  std::shared_ptr<CancelToken> token;
+  const int idx = BeginTurn(std::move(r), token);  // cancels an answer still being prepared
+  if (res.call.time_limit_text.empty()) {
+    if (!closed.exchange(true)) {
+      ended.store(true);
+      metrics.hangups.Increment();
+      sink->Hangup("time limit reached");
+    }
+    FinishTurn(idx);
+    return true;
+  }
+  SpeakPrompt(idx, token, res.call.time_limit_text, AfterSpeech::kHangup, "time limit reached");
+  return true;
+}
+
 void CallSession::Core::CheckTimers() {
   const int64_t now = stream_ms.load();
+  if (CheckTimeLimit(now)) return;
   if (!dtmf.empty() && dtmf_last_ms >= 0 && now - dtmf_last_ms >= res.call.dtmf_timeout_ms) {
     SubmitDtmf();
   }
@@ -640,7 +643,7 @@ void CallSession::Core::CheckTimers() {
   std::string reason;
   {
     std::lock_guard lock(mu);
-    if (action != AfterSpeech::kNone && action_armed && !paused && now >= action_at_ms) {
+    if (action != AfterSpeech::kNone && action_armed && !playout.paused() && now >= action_at_ms) {
       act = action;
       reason = action_reason;
       action = AfterSpeech::kNone;
@@ -756,8 +759,7 @@ int CallSession::Core::BeginTurn(TurnReport report, std::shared_ptr<CancelToken>
     action_armed = false;
     // Audio of the superseded turn held by a pause never plays (the pause itself stays until
     // the barge-in detector settles it).
-    held.clear();
-    mark_held = false;
+    playout.DropHeld();
   }
   if (previous >= 0) FinishTurn(previous);
   return idx;

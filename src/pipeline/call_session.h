@@ -82,7 +82,15 @@ struct CallInfo {
   std::string call_id;    // the transport's id (Twilio CallSid, AudioSocket UUID, file name)
   std::string caller_id;  // the calling number; may be empty (withheld)
   MediaFormat format;     // both directions
+  // The call's longest length in stream time (0: no limit; the server sets calls.max_call_ms).
+  // Once reached, the session lets the turn in progress finish (at most kTimeLimitGraceMs more),
+  // says call.time_limit_text and hangs up.
+  int64_t max_call_ms = 0;
 };
+
+// How long past CallInfo::max_call_ms a turn in progress may go on before the session cuts it
+// short to say goodbye.
+inline constexpr int64_t kTimeLimitGraceMs = 10000;
 
 using SynthesizerFactory = std::function<Result<std::unique_ptr<tts::Synthesizer>>()>;
 

@@ -6,8 +6,9 @@
 //                    pre-roll, silence/DTMF timers;
 //   answer strand  — CallerSession and history;
 //   speak strand   — synthesizer, output resampler and buffers;
-//   `mu`           — turns, the active turn and its cancel token, playout timeline, pending
-//                    hang-up/transfer; sink calls that must not interleave with Clear().
+//   `mu`           — turns, the active turn and its cancel token, the playout (timeline, pause,
+//                    marks), pending hang-up/transfer; sink calls that must not interleave with
+//                    Clear().
 #pragma once
 
 #include <atomic>
@@ -22,6 +23,7 @@
 #include "audio/frame_chunker.h"
 #include "common/cancel_token.h"
 #include "pipeline/call_session.h"
+#include "pipeline/playout.h"
 
 namespace hotline::pipeline {
 
@@ -43,6 +45,7 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
         chunker(std::move(c)),
         endpointer(r.endpointer),
         barge(r.barge_in),
+        playout(*sink),
         caller(info.caller_id),
         normalizer(r.normalizer) {}
 
@@ -80,6 +83,7 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   size_t preroll_count = 0;
   int silence_ms = 0;
   int reprompts = 0;
+  bool time_limit_said = false;  // info.max_call_ms reached and its goodbye begun
   bool overlapped = false;  // the open utterance began while the agent was playing
   bool barged = false;      // ... and became a barge-in
   bool was_playing = false;
@@ -108,23 +112,9 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   std::string action_reason;
   bool action_armed = false;
   int64_t action_at_ms = 0;
-  int64_t play_end_ms = 0;  // inbound time when sent audio ends playing
-  // One 20 ms frame of agent audio as sent to the transport.
-  struct OutFrame {
-    int64_t start_ms = 0;  // inbound time it starts playing (estimate)
-    float level_dbfs = -120.0f;
-    std::vector<uint8_t> bytes;  // encoded, ready to send again after a pause
-  };
-  std::deque<OutFrame> out_frames;  // sent and not yet played, in order
-  // A probable barge-in stopped playback (sink->Clear()) pending confirmation. The audio that
-  // had not played, and what the speak strand produces meanwhile, waits in `held`; an
-  // unconfirmed pause sends it again, a confirmed one drops it.
-  bool paused = false;
-  std::deque<OutFrame> held;
-  bool mark_outstanding = false;  // last_mark sent, not yet reported played
-  bool mark_held = false;         // a turn-end mark to send after the held audio
-  int resumes = 0;                // makes marks sent after a resume unique
-  std::string last_mark;
+  // The agent's audio at the transport: what plays when, the pause of a probable barge-in (the
+  // unplayed audio held, sent again if it is not confirmed), the turn-end marks.
+  Playout playout;
   // The answer prepared from a stable partial (work before the caller finishes).
   struct Prework {
     std::string phrase;  // PhraseText of the partial it was looked up for
@@ -162,6 +152,9 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   void PauseOutput();
   void ResumeOutput();
   void CheckTimers();
+  // At info.max_call_ms once the agent is quiet (at the latest kTimeLimitGraceMs later, cutting
+  // the turn in progress short): says call.time_limit_text, then hangs up. True once begun.
+  bool CheckTimeLimit(int64_t now);
   void SubmitDtmf();
   void StartPrework(const std::string& partial);
   // Speaks the prepared answer if it is for `text`'s phrase; `remember`: add the exchange to
@@ -212,10 +205,7 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   void PaceModel(int idx);
   // The agent's audio is playing at inbound time `now_ms` (REQUIRES: mu held).
   // A pause counts as playing: the caller is still heard as talking over the agent.
-  bool PlayingLocked(int64_t now_ms) const { return paused || play_end_ms > now_ms; }
-  // Sends `frames` (mu held): starts playing after what is queued, joins out_frames.
-  void SendOutFramesLocked(std::deque<OutFrame>& frames);
-  float OutboundLevelLocked(int64_t now_ms);
+  bool PlayingLocked(int64_t now_ms) const { return playout.Playing(now_ms); }
 };
 
 }  // namespace hotline::pipeline

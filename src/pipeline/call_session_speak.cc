@@ -44,7 +44,7 @@ void CallSession::Core::PaceModel(int idx) {
     std::lock_guard lock(mu);
     if (idx < 0 || idx != answer_turn || answer_schedule == nullptr) return;
     schedule = answer_schedule;
-    ahead_ms = std::max<int64_t>(0, play_end_ms - stream_ms.load());
+    ahead_ms = std::max<int64_t>(0, playout.end_ms() - stream_ms.load());
     previous = answer_paced_at;
     answer_paced_at = now;
   }
@@ -57,31 +57,6 @@ void CallSession::Core::PaceModel(int idx) {
 void CallSession::Core::Stamp(int idx, double TurnLedger::*field) {
   std::lock_guard lock(mu);
   if (idx >= 0 && turns[idx].ledger.*field < 0) turns[idx].ledger.*field = NowMs();
-}
-
-float CallSession::Core::OutboundLevelLocked(int64_t now_ms) {
-  while (!out_frames.empty() && out_frames.front().start_ms + audio::kFrameMs <= now_ms) {
-    out_frames.pop_front();
-  }
-  if (out_frames.empty() || out_frames.front().start_ms > now_ms) return -120.0f;
-  return out_frames.front().level_dbfs;
-}
-
-void CallSession::Core::SendOutFramesLocked(std::deque<OutFrame>& frames) {
-  if (frames.empty()) return;
-  // Not out_bytes: a resume runs on the listen strand while the speak strand encodes.
-  std::vector<uint8_t> bytes;
-  bytes.reserve(frames.size() * frames.front().bytes.size());
-  for (const OutFrame& f : frames) bytes.insert(bytes.end(), f.bytes.begin(), f.bytes.end());
-  sink->SendAudio(bytes);
-  int64_t start = std::max(play_end_ms, stream_ms.load());
-  for (OutFrame& f : frames) {
-    f.start_ms = start;
-    start += audio::kFrameMs;
-    out_frames.push_back(std::move(f));
-  }
-  frames.clear();
-  play_end_ms = start;
 }
 
 void CallSession::Core::PostSpeak(int idx, std::shared_ptr<CancelToken> token,
@@ -157,18 +132,12 @@ void CallSession::Core::RunSpeak(int idx, const std::shared_ptr<CancelToken>& to
   {
     std::lock_guard lock(mu);
     if (!token->cancelled() && !closed.load()) {
-      last_mark = "turn-" + std::to_string(idx);
-      if (paused) {
-        mark_held = true;  // sent after the held audio, if it plays
-      } else {
-        sink->SendMark(last_mark);
-        mark_outstanding = true;
-      }
+      playout.Mark("turn-" + std::to_string(idx));  // after held audio, if a pause holds any
       if (after != AfterSpeech::kNone) {
         action = after;
         action_reason = reason;
         action_armed = true;
-        action_at_ms = std::max(play_end_ms, stream_ms.load());
+        action_at_ms = playout.StartOfNext(stream_ms.load());
       }
     }
   }
@@ -271,9 +240,9 @@ Status CallSession::Core::SendFrames(int idx, const CancelToken& token,
   out_bytes.resize(audio::EncodedBytes(info.format.codec, pcm.size()));
   audio::Encode(info.format.codec, pcm, out_bytes);
   const size_t frame_bytes = out_bytes.size() / pcm.size() * frame;  // whole frames only
-  std::deque<OutFrame> frames;
+  std::deque<Playout::Frame> frames;
   for (size_t at = 0, k = 0; at + frame <= pcm.size(); at += frame, ++k) {
-    OutFrame f;
+    Playout::Frame f;
     f.level_dbfs = audio::LevelDbfs(pcm.subspan(at, frame));
     f.bytes.assign(out_bytes.begin() + static_cast<ptrdiff_t>(k * frame_bytes),
                    out_bytes.begin() + static_cast<ptrdiff_t>((k + 1) * frame_bytes));
@@ -284,11 +253,7 @@ Status CallSession::Core::SendFrames(int idx, const CancelToken& token,
     // Under mu so that a barge-in's Clear() is never overtaken by audio of the cancelled turn.
     std::lock_guard lock(mu);
     if (token.cancelled() || closed.load()) return CancelledError("speech cancelled");
-    if (paused) {
-      for (OutFrame& f : frames) held.push_back(std::move(f));
-    } else {
-      SendOutFramesLocked(frames);
-    }
+    playout.Send(frames, stream_ms.load());  // held instead while a pause lasts
     if (idx >= 0 && turns[idx].ledger.first_audio_sent < 0) {
       turns[idx].ledger.first_audio_sent = NowMs();
       first = true;

@@ -39,10 +39,11 @@ class CallSessionTest : public ::testing::Test {
     res_.call.reprompt_after_ms = 60000;
   }
 
-  void StartCall() {
+  void StartCall(int64_t max_call_ms = 0) {
     CallInfo info;
     info.call_id = "test-call";
     info.caller_id = "+15550100";
+    info.max_call_ms = max_call_ms;
     auto s = CallSession::Create(res_, info, sink_);
     ASSERT_TRUE(s.ok()) << s.status();
     session_ = std::move(*s);
@@ -300,6 +301,46 @@ TEST_F(CallSessionTest, RepromptsThenSaysGoodbyeAndHangsUp) {
   EXPECT_EQ(sink_->hangup(), "no response from caller");
   EXPECT_TRUE(session_->ended());
   EXPECT_EQ(LastTurn().answer, res_.call.goodbye_text);
+}
+
+// At the call's longest length the answer in progress is finished and heard, then the caller
+// hears the time-limit goodbye and the call is hung up.
+TEST_F(CallSessionTest, TimeLimitLetsTheAnswerFinishThenSaysGoodbye) {
+  StartCall(/*max_call_ms=*/2000);
+  Feed(Silence(1000));
+  Say();  // ends past 2 s: the answer is still being said when the limit comes
+  FeedUntilIdle();
+  ASSERT_TRUE(WaitFor([&] { return !sink_->hangup().empty(); }));
+  EXPECT_EQ(sink_->hangup(), "time limit reached");
+  auto turns = session_->Turns();
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_EQ(turns[0].outcome, TurnOutcome::kAnswered);
+  EXPECT_EQ(turns[1].kind, TurnKind::kTimeLimit);
+  EXPECT_EQ(turns[1].outcome, TurnOutcome::kTimeLimit);
+  EXPECT_EQ(turns[1].answer, res_.call.time_limit_text);
+  const std::string said = Synthesized();  // the answer whole, then the goodbye
+  EXPECT_EQ(said.find(answerer_.reply + "|"), 0u) << said;
+  EXPECT_NE(said.find("|We have reached the time limit"), std::string::npos) << said;
+  EXPECT_TRUE(session_->ended());
+}
+
+// An answer that does not come within the grace is cut short for the goodbye.
+TEST_F(CallSessionTest, TimeLimitCutsAStuckAnswerShortAfterTheGrace) {
+  res_.call.answer_timeout_ms = 600000;
+  answerer_.block = true;
+  StartCall(/*max_call_ms=*/1500);
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
+  Feed(Silence(kTimeLimitGraceMs - 1000));
+  EXPECT_TRUE(sink_->hangup().empty());
+  EXPECT_TRUE(synth_->texts.empty());  // still waiting for the answer: nothing said yet
+  Feed(Silence(1000));
+  FeedUntilIdle();
+  ASSERT_TRUE(WaitFor([&] { return !sink_->hangup().empty(); }));
+  EXPECT_EQ(sink_->hangup(), "time limit reached");
+  EXPECT_TRUE(answerer_.saw_cancel.load());
+  EXPECT_EQ(LastTurn().kind, TurnKind::kTimeLimit);
+  answerer_.Release();
 }
 
 TEST_F(CallSessionTest, GoodbyeHangsUpAfterTheGoodbyeHasPlayed) {

@@ -12,6 +12,8 @@ std::string_view TurnKindName(TurnKind kind) {
       return "reprompt";
     case TurnKind::kDtmf:
       return "dtmf";
+    case TurnKind::kTimeLimit:
+      return "time_limit";
   }
   return "unknown";
 }
@@ -96,6 +98,8 @@ std::string_view TurnOutcomeName(TurnOutcome outcome) {
       return "busy";
     case TurnOutcome::kNoResponse:
       return "no_response";
+    case TurnOutcome::kTimeLimit:
+      return "time_limit";
     case TurnOutcome::kSuperseded:
       return "superseded";
     case TurnOutcome::kSpeculationMissed:

@@ -16,6 +16,7 @@ enum class TurnKind : uint8_t {
   kGreeting,  // the agent answered the call
   kReprompt,  // the caller was silent
   kDtmf,      // keypad digits (a PIN)
+  kTimeLimit, // the call reached its longest length (CallInfo::max_call_ms): goodbye
 };
 std::string_view TurnKindName(TurnKind kind);
 
@@ -54,6 +55,7 @@ enum class TurnOutcome : uint8_t {
   kNotHeard,           // speech with nothing recognized
   kBusy,               // an answer slower than call.answer_timeout_ms
   kNoResponse,         // silence after the last re-prompt
+  kTimeLimit,          // the call reached its longest length: goodbye said, then hang-up
   kSuperseded,         // a newer turn began before this one finished
   kSpeculationMissed,  // a prepared answer started, and the final transcript disagreed
   kError,              // a stage failed: TurnReport::error names which ("error:<kind>")

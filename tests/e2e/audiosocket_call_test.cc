@@ -395,6 +395,32 @@ TEST_F(AudioSocketCallTest, SilentPeersAndExtraConnectionsAreClosed) {
   EXPECT_EQ(server_->active_calls(), 0);
 }
 
+// Only the PBXs in audiosocket.allowed_peers may place calls: a peer outside the list is closed
+// before a call exists (nothing admitted, no audio), a listed one is answered.
+TEST_F(AudioSocketCallTest, PeersOutsideTheAllowListAreClosedBeforeACallExists) {
+  server::AudioSocketConfig c;
+  c.allowed_peers = {"10.0.0.0/8", "fd00::/8"};
+  StartServer(8, nullptr, c);
+  AudioSocketCaller stranger;
+  ASSERT_TRUE(stranger.Connect(server_->port()));
+  (void)stranger.SendUuid("77777777-2222-3333-4444-555555555555");  // may already be closed
+  const auto deadline = std::chrono::steady_clock::now() + Ms(5000);
+  while (!stranger.closed() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(Ms(20));
+  }
+  EXPECT_TRUE(stranger.closed());
+  EXPECT_TRUE(stranger.ReceivedAudio().empty());
+  EXPECT_EQ(MetricValue(metrics_.ExposeText(), "hotline_audiosocket_peers_refused_total"), 1);
+  EXPECT_EQ(registry_->active(), 0);
+  server_->Stop();
+
+  c.allowed_peers = {"10.0.0.0/8", "127.0.0.0/8"};
+  StartServer(8, nullptr, c);
+  auto listed = Call("88888888-2222-3333-4444-555555555555");  // answered: the greeting plays
+  EXPECT_FALSE(listed->closed());
+  EXPECT_EQ(MetricValue(metrics_.ExposeText(), "hotline_audiosocket_peers_refused_total"), 1);
+}
+
 TEST_F(AudioSocketCallTest, TheCallCapIsSharedWithTwilio) {
   StartServer(/*max_calls=*/1);
   server::ServerConfig sc;

@@ -50,9 +50,12 @@ class CountingSink final : public DetachableCallSink {
   void SendMark(std::string_view name) override { inner_->SendMark(name); }
   void Clear() override { inner_->Clear(); }
   void Hangup(std::string_view reason) override {
-    // The session's goodbye after its re-prompts went unanswered (call.reprompt_max).
-    const bool no_speech = reason.find("no response") != std::string_view::npos;
-    registry_.CountEnded(no_speech ? CallEndReason::kNoSpeech : CallEndReason::kAgentHangup);
+    // The session's goodbye after its re-prompts went unanswered (call.reprompt_max), or at the
+    // call's longest length (calls.max_call_ms).
+    CallEndReason why = CallEndReason::kAgentHangup;
+    if (reason.find("no response") != std::string_view::npos) why = CallEndReason::kNoSpeech;
+    if (reason.find("time limit") != std::string_view::npos) why = CallEndReason::kMaxDuration;
+    registry_.CountEnded(why);
     inner_->Hangup(reason);
   }
   void Transfer(std::string_view reason) override {
@@ -73,6 +76,9 @@ Status CallConnection::Open(const pipeline::CallResources& resources, pipeline::
                             std::shared_ptr<DetachableCallSink> sink) {
   sink = std::make_shared<CountingSink>(std::move(sink), transport_.registry());
   sink_ = sink;
+  // The session says goodbye at the limit; the registry's timer is the backstop (see
+  // CallRegistry::kMaxCallBackstopMs).
+  info.max_call_ms = transport_.registry().config().max_call_ms;
   auto session = pipeline::CallSession::Create(resources, std::move(info), std::move(sink));
   if (!session.ok()) {
     HLOG_ERROR("call {}: cannot open a session: {}", call_id_, session.status().ToString());

@@ -100,7 +100,8 @@ TEST(CallRegistry, TimersEndSilentAndOverlongCallsAndFreeTheirPlaceAtOnce) {
   talking.NoteAudio();
   next.NoteAudio();
   ended.clear();
-  EXPECT_EQ(registry->Sweep(start + milliseconds(70000)), 2);
+  EXPECT_EQ(registry->Sweep(start + milliseconds(60000 + CallRegistry::kMaxCallBackstopMs + 500)),
+            2);
   EXPECT_EQ(ended, (std::vector<std::string>{"max_duration", "max_duration"}));
   EXPECT_EQ(metrics.GetCounter("hotline_calls_ended_total", "", {{"reason", "no_audio"}}).value(),
             1u);
@@ -112,6 +113,30 @@ TEST(CallRegistry, TimersEndSilentAndOverlongCallsAndFreeTheirPlaceAtOnce) {
   talking.End();
   next.End();
   EXPECT_EQ(registry->active(), 0);
+}
+
+// At calls.max_call_ms the call's session says goodbye and hangs up (CallSessionTest covers it);
+// the registry ends a call only kMaxCallBackstopMs later, for a session that could not.
+TEST(CallRegistry, LongestCallBackstopComesAfterTheSessionsGoodbye) {
+  MetricsRegistry metrics;
+  CallsConfig config;
+  config.no_audio_timeout_ms = 0;
+  config.max_call_ms = 60000;
+  auto registry = std::make_shared<CallRegistry>(config, &metrics, /*watchdog=*/false);
+  CallTransport twilio("twilio", "Twilio", registry, metrics);
+  std::vector<std::string> ended;
+  CallConnection call(twilio);
+  ASSERT_TRUE(call.Admit(Call("CA-long"), [&ended](std::string_view why) {
+    ended.emplace_back(why);
+  }));
+  const auto start = std::chrono::steady_clock::now();
+  using std::chrono::milliseconds;
+  EXPECT_EQ(registry->Sweep(start + milliseconds(60000 + 100)), 0);
+  EXPECT_EQ(registry->Sweep(start + milliseconds(60000 + CallRegistry::kMaxCallBackstopMs - 100)),
+            0);
+  EXPECT_EQ(registry->Sweep(start + milliseconds(60000 + CallRegistry::kMaxCallBackstopMs + 100)),
+            1);
+  EXPECT_EQ(ended, std::vector<std::string>{"max_duration"});
 }
 
 TEST(CallRegistry, RejectsTimersOutOfRange) {

@@ -104,7 +104,7 @@ int CallRegistry::Sweep(std::chrono::steady_clock::time_point now) {
       const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(now - e.started);
       std::optional<CallEndReason> reason;
       int64_t after_ms = 0;
-      if (config_.max_call_ms > 0 && age.count() >= config_.max_call_ms) {
+      if (config_.max_call_ms > 0 && age.count() >= config_.max_call_ms + kMaxCallBackstopMs) {
         reason = CallEndReason::kMaxDuration;
         after_ms = age.count();
       } else if (config_.no_audio_timeout_ms > 0 &&

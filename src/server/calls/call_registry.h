@@ -13,7 +13,9 @@
 //
 // Call timers independent of audio: a watchdog thread (every kWatchdogPeriod) ends a call whose
 // transport has reported no caller audio (Admission::NoteAudio) for calls.no_audio_timeout_ms —
-// pings, DTMF and marks do not count — or that has lasted calls.max_call_ms. It frees the call's
+// pings, DTMF and marks do not count — or that has lasted calls.max_call_ms + kMaxCallBackstopMs
+// (at calls.max_call_ms the call's own session says goodbye and hangs up; the registry ends the
+// calls whose session cannot: no audio flowing, a peer that never plays it). It frees the call's
 // place at once, counts hotline_calls_ended_total{reason}, logs, and asks the transport to end the
 // call through `end` with the reason ("no_audio", "max_duration").
 //
@@ -64,6 +66,10 @@ std::string_view CallEndReasonName(CallEndReason reason);
 
 class CallRegistry {
  public:
+  // How long after calls.max_call_ms the registry ends a call its session has not ended: the
+  // session's grace for a turn in progress plus time to say its goodbye.
+  static constexpr int64_t kMaxCallBackstopMs = 30000;
+
   // A place among max_calls; gives it back on destruction. The registry must outlive it.
   class Admission {
    public:

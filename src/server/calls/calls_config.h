@@ -28,7 +28,9 @@ struct CallsConfig {
   // stream without any holds a call slot for nothing. 0: never. Short frees squatted slots
   // sooner; too short ends calls over a network that stalls for a few seconds.
   int no_audio_timeout_ms = 10000;
-  // The longest call, from admission; then it is ended. 0: no limit.
+  // The longest call, from admission. Then the session lets the turn in progress finish (up to
+  // 10 s), says call.time_limit_text and hangs up; a call still open 30 s later (no audio
+  // flowing to play the goodbye) is ended by the call timer. 0: no limit.
   int max_call_ms = 30 * 60 * 1000;
   // Origins ("https://app.example.com") whose pages may open /twilio and /softphone/ws besides
   // the server's own; "*" allows any. An upgrade with another Origin header is refused (403), so
@@ -49,7 +51,8 @@ struct CallsConfig {
             "0: stop at once); /readyz answers 503 meanwhile");
     v.Field("no_audio_timeout_ms", no_audio_timeout_ms,
             "End a call whose transport sends no audio for this long (0: never)");
-    v.Field("max_call_ms", max_call_ms, "Longest call before it is ended (0: no limit)");
+    v.Field("max_call_ms", max_call_ms,
+            "Longest call: then call.time_limit_text and a hang-up (0: no limit)");
     v.Field("allowed_origins", allowed_origins,
             "Browser origins allowed to open /twilio and /softphone/ws besides the server's own");
     v.Field("softphone_token", softphone_token,
