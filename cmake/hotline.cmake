@@ -31,13 +31,20 @@ function(hotline_bench name)
   target_link_libraries(${name} PRIVATE ${B_LIBS} hotline_build_paths benchmark::benchmark)
 endfunction()
 
-# hotline_globbed_module(NAME [PUBLIC_LIBS libs...] [PRIVATE_LIBS libs...])
+# hotline_globbed_module(NAME [SUBFOLDERS] [PUBLIC_LIBS libs...] [PRIVATE_LIBS libs...])
 # One static library hotline_NAME from every non-test .cc of the calling folder (several engineers
 # add files at once, so sources are globbed), then the folder's optional deps.cmake, then one test
-# program NAME_<file> per *_test.cc. Does nothing when the folder has no sources yet.
+# program NAME_<file> per *_test.cc. With SUBFOLDERS, the folder's sub-folders (one level down)
+# belong to the same library, and their tests are named NAME_<file> too (file names must then be
+# unique across the sub-folders). Does nothing when the folder has no sources yet.
 function(hotline_globbed_module name)
-  cmake_parse_arguments(M "" "" "PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
-  file(GLOB sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*.cc")
+  cmake_parse_arguments(M "SUBFOLDERS" "" "PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
+  set(patterns "${CMAKE_CURRENT_SOURCE_DIR}/*.cc")
+  if(M_SUBFOLDERS)
+    list(APPEND patterns "${CMAKE_CURRENT_SOURCE_DIR}/*/*.cc")
+  endif()
+  file(GLOB files CONFIGURE_DEPENDS ${patterns})
+  set(sources ${files})
   list(FILTER sources EXCLUDE REGEX "_test\\.cc$")
   if(NOT sources)
     return()
@@ -47,7 +54,8 @@ function(hotline_globbed_module name)
   target_link_libraries(hotline_${name} PUBLIC hotline_common ${M_PUBLIC_LIBS} PRIVATE ${M_PRIVATE_LIBS})
   # Extra dependencies (system libraries, other modules) of this folder.
   include(${CMAKE_CURRENT_SOURCE_DIR}/deps.cmake OPTIONAL)
-  file(GLOB tests CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*_test.cc")
+  set(tests ${files})
+  list(FILTER tests INCLUDE REGEX "_test\\.cc$")
   foreach(t ${tests})
     get_filename_component(tname "${t}" NAME_WE)
     hotline_test(${name}_${tname} "${t}" LIBS hotline_${name})

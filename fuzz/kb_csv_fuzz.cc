@@ -1,6 +1,6 @@
-// Knowledge-base imports (answer/knowledge_base.h, answer/kb_csv.h): the CSV reader on its own
-// (default limits, as the Bitext and training readers use it), then KnowledgeBase::ImportCsv and
-// ImportJsonl into a real in-memory SQLite knowledge base, as `hotline kb import` and the admin
+// Knowledge-base imports (answer/kb/knowledge_base.h, answer/kb/kb_csv.h): the CSV reader on its
+// own (default limits, as the Bitext and training readers use it), then KnowledgeBase::ImportCsv
+// and ImportJsonl into a real in-memory SQLite knowledge base, as `hotline kb import` and the admin
 // API's reload run them. Input: the file's text.
 // Properties: records come in line order with at most the field limit, and an import that succeeds
 // makes every imported article findable by id.
@@ -8,8 +8,8 @@
 #include <memory>
 #include <string_view>
 
-#include "answer/kb_csv.h"
-#include "answer/knowledge_base.h"
+#include "answer/kb/kb_csv.h"
+#include "answer/kb/knowledge_base.h"
 #include "fuzz/fuzz_input.h"
 
 namespace {

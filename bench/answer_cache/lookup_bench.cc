@@ -14,11 +14,11 @@
 #include <ctime>
 #include <vector>
 
-#include "answer/eval_data.h"
-#include "answer/normalize.h"
-#include "answer/pii.h"
-#include "answer/semantic_cache.h"
-#include "answer/simhash.h"
+#include "answer/cache/semantic_cache.h"
+#include "answer/eval/eval_data.h"
+#include "answer/eval/simhash.h"
+#include "answer/understand/normalize.h"
+#include "answer/understand/pii.h"
 #include "common/build_paths.h"
 
 using namespace hotline::answer;

@@ -15,9 +15,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "answer/memory_store.h"
-#include "answer/redis_store.h"
-#include "answer/result_cache.h"
+#include "answer/cache/memory_store.h"
+#include "answer/cache/redis_store.h"
+#include "answer/cache/result_cache.h"
 #include "redis_server.h"
 
 namespace hotline::answer {

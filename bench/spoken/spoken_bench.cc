@@ -20,7 +20,7 @@
 #include <filesystem>
 #include <string>
 
-#include "answer/knowledge_base.h"
+#include "answer/kb/knowledge_base.h"
 #include "app/hotline_config.h"
 #include "asr/lm_builder.h"
 #include "common/build_paths.h"

@@ -5,8 +5,8 @@
 #include <ctime>
 #include <set>
 
-#include "answer/normalize.h"
-#include "answer/semantic_store.h"
+#include "answer/cache/semantic_store.h"
+#include "answer/understand/normalize.h"
 #include "common/config.h"
 #include "common/log.h"
 

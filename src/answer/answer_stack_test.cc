@@ -7,7 +7,7 @@
 
 #include <chrono>
 
-#include "answer/memory_store.h"
+#include "answer/cache/memory_store.h"
 #include "common/build_paths.h"
 #include "common/metrics.h"
 

@@ -25,10 +25,10 @@
 #include <string_view>
 #include <vector>
 
+#include "answer/account/tools.h"
 #include "answer/answerer.h"
-#include "answer/intent_cache.h"
-#include "answer/semantic_cache.h"
-#include "answer/tools.h"
+#include "answer/cache/intent_cache.h"
+#include "answer/cache/semantic_cache.h"
 
 namespace hotline::answer {
 

@@ -50,22 +50,22 @@
 #include <string_view>
 #include <vector>
 
-#include "answer/caller.h"
-#include "answer/entities.h"
-#include "answer/intent_cache.h"
-#include "answer/intent_classifier.h"
-#include "answer/kb_company.h"
-#include "answer/knowledge_base.h"
-#include "answer/llm_gate.h"
-#include "answer/postprocess.h"
-#include "answer/prompt.h"
-#include "answer/result_cache.h"
-#include "answer/semantic_cache.h"
-#include "answer/tools.h"
+#include "answer/account/caller.h"
+#include "answer/account/tools.h"
+#include "answer/cache/intent_cache.h"
+#include "answer/cache/result_cache.h"
+#include "answer/cache/semantic_cache.h"
+#include "answer/generate/llm_gate.h"
+#include "answer/generate/postprocess.h"
+#include "answer/generate/prompt.h"
+#include "answer/kb/kb_company.h"
+#include "answer/kb/knowledge_base.h"
+#include "answer/understand/entities.h"
+#include "answer/understand/intent_classifier.h"
+#include "common/cancel_token.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "llm/language_model.h"
-#include "common/cancel_token.h"
 
 namespace hotline::answer {
 

@@ -7,7 +7,7 @@
 
 #include <cctype>
 
-#include "answer/memory_store.h"
+#include "answer/cache/memory_store.h"
 
 namespace hotline::answer {
 namespace {

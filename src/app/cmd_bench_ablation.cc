@@ -62,8 +62,8 @@
 
 #include "answer/answer_stack.h"
 #include "answer/answerer.h"
-#include "answer/kb_csv.h"
-#include "answer/understanding.h"
+#include "answer/kb/kb_csv.h"
+#include "answer/understand/understanding.h"
 #include "app/cli.h"
 #include "common/build_paths.h"
 #include "common/log.h"

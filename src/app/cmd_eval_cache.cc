@@ -1,10 +1,10 @@
 // `hotline eval cache`: seeds the answer cache tiers from a training split and reports coverage,
 // precision, false hits on out-of-scope questions and lookup latency on a test split, beside the
-// SimHash baseline (answer/eval.h).
+// SimHash baseline (answer/eval/eval.h).
 #include <fstream>
 #include <iostream>
 
-#include "answer/eval.h"
+#include "answer/eval/eval.h"
 #include "app/cli.h"
 
 namespace hotline::cli {

@@ -1,7 +1,7 @@
-// `hotline eval gate`: which questions the LLM gate (answer/llm_gate.h) lets reach the language
-// model. Every question goes through the real answer stack (the configured answerer, the demo
-// knowledge base) with a probe model that only notes that the LLM tier was reached, so no cache
-// learns anything between questions. For the questions that reach the LLM tier it reports the
+// `hotline eval gate`: which questions the LLM gate (answer/generate/llm_gate.h) lets reach the
+// language model. Every question goes through the real answer stack (the configured answerer, the
+// demo knowledge base) with a probe model that only notes that the LLM tier was reached, so no
+// cache learns anything between questions. For the questions that reach the LLM tier it reports the
 // share the gate keeps, for in-scope questions (the Bitext questions of `hotline train`'s split:
 // train for tuning, test = the demo model's held-out questions) and out-of-scope ones (CLINC150:
 // oos_train + oos_val for tuning, oos_test for the report); it picks the intent top-two minimum
@@ -23,9 +23,9 @@
 #include <nlohmann/json.hpp>
 
 #include "answer/answer_stack.h"
-#include "answer/eval_data.h"
-#include "answer/knowledge_base.h"
-#include "answer/normalize.h"
+#include "answer/eval/eval_data.h"
+#include "answer/kb/knowledge_base.h"
+#include "answer/understand/normalize.h"
 #include "app/cli.h"
 #include "app/hotline_config.h"
 #include "asr/lm_builder.h"

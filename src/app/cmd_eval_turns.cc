@@ -37,7 +37,7 @@
 #include <thread>
 
 #include "answer/answer_stack.h"
-#include "answer/knowledge_base.h"
+#include "answer/kb/knowledge_base.h"
 #include "app/cli.h"
 #include "app/hotline_config.h"
 #include "app/turn_questions.h"

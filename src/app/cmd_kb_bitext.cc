@@ -4,7 +4,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "answer/kb_bitext.h"
+#include "answer/kb/kb_bitext.h"
 #include "app/cli.h"
 
 namespace hotline::cli {

@@ -1,7 +1,7 @@
 // `hotline kb import FILE.{csv,jsonl} [--db KB.sqlite]`: all-or-nothing knowledge-base import.
 #include <iostream>
 
-#include "answer/knowledge_base.h"
+#include "answer/kb/knowledge_base.h"
 #include "app/cli.h"
 #include "app/hotline_config.h"
 

@@ -1,10 +1,11 @@
 // `hotline kb lint FILE.csv [--config FILE] [--set key=value]`: what in a knowledge base should
-// not be spoken to a caller (answer/kb_lint.h), with line numbers; exits 1 when anything is found.
+// not be spoken to a caller (answer/kb/kb_lint.h), with line numbers; exits 1 when anything is
+// found.
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
-#include "answer/kb_lint.h"
+#include "answer/kb/kb_lint.h"
 #include "app/cli.h"
 #include "app/hotline_config.h"
 

@@ -2,7 +2,7 @@
 #include <iomanip>
 #include <iostream>
 
-#include "answer/knowledge_base.h"
+#include "answer/kb/knowledge_base.h"
 #include "app/cli.h"
 
 namespace hotline::cli {

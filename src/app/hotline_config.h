@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "answer/answerer.h"
-#include "answer/store.h"
+#include "answer/cache/store.h"
 #include "asr/asr_config.h"
 #include "audio/audio_config.h"
 #include "audio/barge_in.h"

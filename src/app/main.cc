@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "answer/pii.h"
+#include "answer/understand/pii.h"
 #include "app/cli.h"
 #include "common/log.h"
 

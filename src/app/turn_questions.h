@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "answer/eval_data.h"
+#include "answer/eval/eval_data.h"
 #include "common/status.h"
 #include "train/support_data.h"
 

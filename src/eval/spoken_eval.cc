@@ -9,7 +9,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "answer/normalize.h"
+#include "answer/understand/normalize.h"
 #include "asr/lm_builder.h"
 #include "asr/wer.h"
 #include "common/metrics.h"

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "answer/eval_data.h"
+#include "answer/eval/eval_data.h"
 #include "asr/wer.h"
 #include "common/status.h"
 #include "pipeline/call_stack.h"

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "answer/understanding.h"
+#include "answer/understand/understanding.h"
 #include "audio/codec.h"
 #include "common/log.h"
 #include "common/log_format.h"

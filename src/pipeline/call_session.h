@@ -132,7 +132,7 @@ struct TurnReport {
   std::string error;  // with outcome kError: the failed stage ("asr", "tts_timeout", ...)
   // The outcome as records and events print it: its name, or "error:<stage>".
   std::string OutcomeText() const;
-  // The LLM gate kept the model from answering (answer/llm_gate.h): its reason, e.g.
+  // The LLM gate kept the model from answering (answer/generate/llm_gate.h): its reason, e.g.
   // "low_intent_top_two"; the turn's outcome is then rephrase or transfer. Empty otherwise.
   std::string llm_gate;
   bool personal = false;

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "answer/caller.h"
+#include "answer/account/caller.h"
 #include "audio/frame_chunker.h"
 #include "common/cancel_token.h"
 #include "pipeline/call_session.h"

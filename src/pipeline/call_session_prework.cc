@@ -6,7 +6,7 @@
 #include <chrono>
 #include <sstream>
 
-#include "answer/understanding.h"
+#include "answer/understand/understanding.h"
 #include "common/log.h"
 #include "pipeline/call_session_core.h"
 

@@ -14,9 +14,9 @@
 
 #include "answer/answer_stack.h"
 #include "answer/answerer.h"
-#include "answer/knowledge_base.h"
-#include "answer/result_cache.h"
-#include "answer/store.h"
+#include "answer/cache/result_cache.h"
+#include "answer/cache/store.h"
+#include "answer/kb/knowledge_base.h"
 #include "asr/asr_config.h"
 #include "asr/deadline_recognizer.h"
 #include "llm/language_model.h"

@@ -22,11 +22,11 @@
 #include <string_view>
 #include <vector>
 
+#include "answer/account/caller.h"
 #include "answer/answerer.h"
-#include "answer/caller.h"
+#include "common/cancel_token.h"
 #include "common/status.h"
 #include "llm/language_model.h"
-#include "common/cancel_token.h"
 #include "pipeline/turn_types.h"
 
 namespace hotline::pipeline {

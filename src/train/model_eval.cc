@@ -5,7 +5,7 @@
 #include <chrono>
 #include <unordered_map>
 
-#include "answer/normalize.h"
+#include "answer/understand/normalize.h"
 
 namespace hotline::train {
 namespace {

@@ -24,10 +24,10 @@
 #include <string_view>
 #include <vector>
 
-#include "answer/features.h"
-#include "answer/intent_classifier.h"
-#include "answer/knowledge_base.h"
-#include "answer/prompt.h"
+#include "answer/generate/prompt.h"
+#include "answer/kb/knowledge_base.h"
+#include "answer/understand/features.h"
+#include "answer/understand/intent_classifier.h"
 #include "common/status.h"
 #include "llm/language_model.h"
 #include "train/support_data.h"

@@ -5,8 +5,8 @@
 #include <map>
 #include <unordered_map>
 
-#include "answer/kb_bitext.h"
-#include "answer/kb_csv.h"
+#include "answer/kb/kb_bitext.h"
+#include "answer/kb/kb_csv.h"
 #include "engine/chat_template.h"
 
 namespace hotline::train {

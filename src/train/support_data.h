@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "answer/prompt.h"
+#include "answer/generate/prompt.h"
 #include "common/status.h"
 #include "engine/chat_template.h"
 #include "engine/tokenizer.h"

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "answer/kb_company.h"
+#include "answer/kb/kb_company.h"
 #include "common/build_paths.h"
 #include "engine/chat_template.h"
 #include "train/bpe_trainer.h"

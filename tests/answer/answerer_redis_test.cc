@@ -7,7 +7,7 @@
 #include <cctype>
 
 #include "answer/answerer.h"
-#include "answer/redis_store.h"
+#include "answer/cache/redis_store.h"
 #include "common/build_paths.h"
 #include "redis_server.h"
 

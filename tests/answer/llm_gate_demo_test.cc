@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "answer/answer_stack.h"
-#include "answer/eval_data.h"
+#include "answer/eval/eval_data.h"
 #include "app/hotline_config.h"
 #include "common/build_paths.h"
 #include "common/metrics.h"

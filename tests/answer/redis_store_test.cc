@@ -1,16 +1,16 @@
 // RedisStore against a real redis-server on a loopback port: sharing between two stores (two
 // Hotline processes), fallback to the local store when Redis is killed, and sharing again after
 // it is restarted.
-#include "answer/redis_store.h"
+#include "answer/cache/redis_store.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <thread>
 
-#include "answer/accounts.h"
-#include "answer/result_cache.h"
-#include "answer/verification.h"
+#include "answer/account/accounts.h"
+#include "answer/account/verification.h"
+#include "answer/cache/result_cache.h"
 #include "redis_server.h"
 
 namespace hotline::answer {

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "answer/knowledge_base.h"
+#include "answer/kb/knowledge_base.h"
 #include "asr/lm_builder.h"
 #include "audio/resampler.h"
 #include "common/build_paths.h"

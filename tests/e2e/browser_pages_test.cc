@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "answer/knowledge_base.h"
+#include "answer/kb/knowledge_base.h"
 #include "asr/lm_builder.h"
 #include "audio/resampler.h"
 #include "audio/wav.h"

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "answer/pii.h"
+#include "answer/understand/pii.h"
 #include "audio/g711.h"
 #include "audio/resampler.h"
 #include "common/build_paths.h"

@@ -19,7 +19,7 @@
 
 #include <gtest/gtest.h>
 
-#include "answer/knowledge_base.h"
+#include "answer/kb/knowledge_base.h"
 #include "app/hotline_config.h"
 #include "asr/lm_builder.h"
 #include "audio/g711.h"

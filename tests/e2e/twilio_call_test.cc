@@ -17,7 +17,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
-#include "answer/knowledge_base.h"
+#include "answer/kb/knowledge_base.h"
 #include "asr/lm_builder.h"
 #include "asr/wer.h"
 #include "audio/g711.h"

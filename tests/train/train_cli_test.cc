@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "answer/kb_csv.h"
+#include "answer/kb/kb_csv.h"
 #include "common/build_paths.h"
 #include "engine/gguf.h"
 

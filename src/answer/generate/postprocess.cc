@@ -1,0 +1,253 @@
+#include "answer/generate/postprocess.h"
+
+#include <algorithm>
+#include <cctype>
+#include <vector>
+
+#include "answer/kb/kb_bitext.h"
+
+namespace hotline::answer {
+
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Removes line-level markdown: fences (and the code inside), headings, quotes, list markers,
+// table rules. Each remaining line ends with a sentence mark so list items become sentences.
+std::string StripBlocks(std::string_view text) {
+  std::string out;
+  bool in_fence = false;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view line = Trim(text.substr(pos, nl - pos));
+    pos = nl + 1;
+    if (line.substr(0, 3) == "```" || line.substr(0, 3) == "~~~") {
+      in_fence = !in_fence;
+      continue;
+    }
+    if (in_fence || line.empty()) continue;
+    while (!line.empty() && (line.front() == '#' || line.front() == '>')) line = Trim(line.substr(1));
+    if (line.size() >= 2 && (line[0] == '-' || line[0] == '*' || line[0] == '+') && line[1] == ' ') {
+      line = Trim(line.substr(2));
+    } else {
+      size_t d = 0;
+      while (d < line.size() && std::isdigit(static_cast<unsigned char>(line[d]))) ++d;
+      if (d > 0 && d < 3 && d + 1 < line.size() && (line[d] == '.' || line[d] == ')') && line[d + 1] == ' ') {
+        line = Trim(line.substr(d + 2));
+      }
+    }
+    if (line.find_first_not_of("-|=:* ") == std::string_view::npos) continue;  // rules, tables
+    out.append(line);
+    const char last = out.back();
+    if (last != '.' && last != '!' && last != '?' && last != ':') out.push_back('.');
+    out.push_back(' ');
+  }
+  return out;
+}
+
+// Inline markdown: links, emphasis, inline code; drops bare URLs.
+std::string StripInline(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    const char c = s[i];
+    if (c == '[') {  // [text](url) -> text; a bare [Slot] is left for placeholder filling
+      size_t close = s.find(']', i);
+      if (close != std::string_view::npos && close + 1 < s.size() && s[close + 1] == '(') {
+        size_t paren = s.find(')', close);
+        if (paren != std::string_view::npos) {
+          out.append(s.substr(i + 1, close - i - 1));
+          i = paren + 1;
+          continue;
+        }
+      }
+    }
+    if (s.substr(i, 7) == "http://" || s.substr(i, 8) == "https://" || s.substr(i, 4) == "www.") {
+      while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+      continue;
+    }
+    if (c == '*' || c == '`' || (c == '_' && (i + 1 < s.size() && s[i + 1] == '_'))) {
+      ++i;
+      continue;
+    }
+    if (c == '_' && (i == 0 || std::isspace(static_cast<unsigned char>(s[i - 1])) ||
+                     i + 1 == s.size() || std::isspace(static_cast<unsigned char>(s[i + 1])) ||
+                     std::ispunct(static_cast<unsigned char>(s[i + 1])))) {
+      ++i;  // _emphasis_ markers, not snake_case inside words
+      continue;
+    }
+    out.push_back(c);
+    ++i;
+  }
+  return out;
+}
+
+std::vector<std::string> Sentences(std::string_view s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if ((c == '.' || c == '!' || c == '?') && (i + 1 == s.size() || s[i + 1] == ' ')) {
+      // "$42.17" and "e.g." do not end sentences: a period followed by a space does.
+      std::string_view sentence = Trim(s.substr(start, i + 1 - start));
+      if (!sentence.empty()) out.emplace_back(sentence);
+      start = i + 1;
+    }
+  }
+  std::string_view rest = Trim(s.substr(std::min(start, s.size())));
+  if (!rest.empty()) out.emplace_back(std::string(rest) + ".");
+  return out;
+}
+
+// Fills placeholders; returns false when one cannot be filled.
+bool FillPlaceholders(std::string& sentence, const std::map<std::string, std::string>& slots) {
+  std::string out;
+  for (size_t i = 0; i < sentence.size();) {
+    size_t open_len = 0, close_len = 0;
+    char close_char = 0;
+    if (sentence.compare(i, 2, "{{") == 0) open_len = close_len = 2, close_char = '}';
+    else if (sentence[i] == '{') open_len = close_len = 1, close_char = '}';
+    else if (sentence[i] == '[') open_len = close_len = 1, close_char = ']';
+    if (!open_len) {
+      out.push_back(sentence[i++]);
+      continue;
+    }
+    const size_t end = sentence.find(close_char, i + open_len);
+    if (end == std::string::npos || end - i > 64) {
+      out.push_back(sentence[i++]);
+      continue;
+    }
+    const std::string name = PlaceholderSlot(sentence.substr(i + open_len, end - i - open_len));
+    auto it = slots.find(name);
+    if (it == slots.end()) return false;
+    out.append(it->second);
+    i = end + close_len;
+  }
+  sentence = std::move(out);
+  return true;
+}
+
+bool IsStockOpener(const std::string& sentence) {
+  const std::string low = Lower(sentence);
+  for (std::string_view p : {"certainly", "sure", "of course", "absolutely", "great question",
+                             "good question", "thanks for asking", "thank you for your question",
+                             "i'd be happy to help", "i would be happy to help", "happy to help",
+                             "no problem", "okay", "ok"}) {
+    if (low.compare(0, p.size(), p) == 0) {
+      const std::string_view rest = std::string_view(low).substr(p.size());
+      // Only the opener itself ("Certainly!"), not a sentence that merely starts the same way.
+      if (rest.find_first_not_of("!.,;: ") == std::string_view::npos) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Status SpeechConfig::Validate() const {
+  if (max_sentences < 1) return InvalidArgumentError("max_sentences must be at least 1");
+  if (max_chars < 20) return InvalidArgumentError("max_chars must be at least 20");
+  return Status::Ok();
+}
+
+std::string PostprocessForSpeech(std::string_view llm_text,
+                                 const std::map<std::string, std::string>& slots,
+                                 const SpeechConfig& config) {
+  SpeechStream stream(config, slots);
+  stream.Push(llm_text);
+  stream.Finish();
+  return stream.spoken();
+}
+
+namespace {
+constexpr size_t kMaxStreamBytes = 64 * 1024;
+}  // namespace
+
+SpeechStream::SpeechStream(SpeechConfig config, std::map<std::string, std::string> slots)
+    : config_(config), slots_(std::move(slots)) {}
+
+std::vector<std::string> SpeechStream::Push(std::string_view delta) {
+  std::vector<std::string> out;
+  if (full_ || raw_.size() >= kMaxStreamBytes) return out;
+  raw_.append(delta.substr(0, kMaxStreamBytes - raw_.size()));
+  Drain(false, out);
+  return out;
+}
+
+std::vector<std::string> SpeechStream::Finish() {
+  std::vector<std::string> out;
+  Drain(true, out);
+  return out;
+}
+
+void SpeechStream::Drain(bool eof, std::vector<std::string>& out) {
+  if (full_) return;
+  // Text before the last line break is final; on the last line a sentence is final once more
+  // text follows its end (StripBlocks closes the unfinished line, which makes its last
+  // "sentence" provisional).
+  const std::vector<std::string> sentences = Sentences(StripInline(StripBlocks(raw_)));
+  size_t final_count = sentences.size();
+  if (!eof && !raw_.empty() && raw_.back() != '\n' && final_count > 0) --final_count;
+  for (size_t i = consumed_; i < final_count && !full_; ++i) Accept(sentences[i], out);
+  consumed_ = std::max(consumed_, final_count);
+}
+
+void SpeechStream::Accept(std::string s, std::vector<std::string>& out) {
+  // "Sure, your bill is ..." -> "your bill is ..." (the opener is a clause of its own).
+  if (kept_ == 0) {
+    if (IsStockOpener(s)) return;
+    const size_t comma = s.find(", ");
+    if (comma != std::string::npos && IsStockOpener(s.substr(0, comma))) {
+      s = s.substr(comma + 2);
+      if (!s.empty()) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+    }
+  }
+  if (!FillPlaceholders(s, slots_)) return;
+  if (!s.empty() && s.back() == ':') s.back() = '.';
+  if (Trim(s).size() < 2) return;
+  const size_t max_chars = static_cast<size_t>(config_.max_chars);
+  const size_t extra = spoken_.empty() ? s.size() : s.size() + 1;
+  if (spoken_.size() + extra > max_chars) {
+    if (spoken_.empty()) {  // one long sentence: cut at a word boundary
+      const size_t cut = s.rfind(' ', max_chars - 1);
+      spoken_ = s.substr(0, cut == std::string::npos ? max_chars - 1 : cut) + ".";
+      out.push_back(spoken_);
+    }
+    full_ = true;
+    return;
+  }
+  if (!spoken_.empty()) spoken_.push_back(' ');
+  spoken_ += s;
+  out.push_back(std::move(s));
+  if (++kept_ >= config_.max_sentences) full_ = true;
+}
+
+std::vector<std::string> SplitSentences(std::string_view text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if ((c == '.' || c == '!' || c == '?') &&
+        (i + 1 == text.size() || std::isspace(static_cast<unsigned char>(text[i + 1])))) {
+      std::string_view sentence = Trim(text.substr(start, i + 1 - start));
+      if (!sentence.empty()) out.emplace_back(sentence);
+      start = i + 1;
+    }
+  }
+  std::string_view rest = Trim(text.substr(std::min(start, text.size())));
+  if (!rest.empty()) out.emplace_back(rest);
+  return out;
+}
+
+}  // namespace hotline::answer

@@ -1,0 +1,156 @@
+#include "answer/generate/prompt.h"
+
+#include <gtest/gtest.h>
+
+#include "answer/generate/postprocess.h"
+
+namespace hotline::answer {
+namespace {
+
+Passage P(std::string id, std::string body) {
+  Passage p;
+  p.article.id = std::move(id);
+  p.article.title = "Title";
+  p.article.body = std::move(body);
+  return p;
+}
+
+int Total(const Prompt& p) {
+  int n = 0;
+  for (const auto& m : p.messages) n += EstimateTokens(m.content) + 4;
+  return n;
+}
+
+TEST(PromptBuilder, StableSystemPromptFirstThenHistoryThenContextAndQuestion) {
+  PromptConfig c;
+  PromptBuilder b(c);
+  PromptInput in;
+  in.question = "how long do refunds take";
+  in.passages = {P("refund-1", "Refunds take 5 to 7 days."), P("refund-2", "Refunds go to the card.")};
+  in.tool_results = {ToolResult{"Your refund of $19.99 is approved.", {}, true}};
+  in.history = {{"user", "hi"}, {"assistant", "Hello, how can I help?"}};
+  auto p = b.Build(in);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->messages.size(), 4u);
+  EXPECT_EQ(p->messages[0].role, "system");
+  EXPECT_EQ(p->messages[0].content, c.system_prompt);
+  EXPECT_EQ(p->messages[1].content, "hi");
+  EXPECT_EQ(p->messages[3].role, "user");
+  const std::string& last = p->messages[3].content;
+  EXPECT_LT(last.find("Account information"), last.find("[refund-1]"));
+  EXPECT_LT(last.find("[refund-1]"), last.find("[refund-2]"));
+  EXPECT_NE(last.find("Question: how long do refunds take"), std::string::npos);
+  EXPECT_EQ(p->passage_ids, (std::vector<std::string>{"refund-1", "refund-2"}));
+  // The system prompt does not depend on the turn: a second call starts with the same message.
+  in.question = "something else";
+  EXPECT_EQ(b.Build(in)->messages[0].content, p->messages[0].content);
+}
+
+TEST(PromptBuilder, TruncatesToTheBudgetOldestHistoryFirst) {
+  PromptConfig c;
+  c.system_prompt = "Be brief.";
+  c.max_seq_len = 200;
+  c.reserved_output_tokens = 50;
+  int calls = 0;
+  PromptBuilder b(c, [&](std::string_view t) {
+    ++calls;
+    return EstimateTokens(t);
+  });
+  PromptInput in;
+  in.question = "what is the refund policy";
+  for (int i = 0; i < 5; ++i) in.passages.push_back(P("p" + std::to_string(i), std::string(100, 'x')));
+  for (int i = 0; i < 20; ++i) in.history.push_back({i % 2 ? "assistant" : "user", "turn " + std::to_string(i) + std::string(40, 'y')});
+  auto p = b.Build(in);
+  ASSERT_TRUE(p.ok());
+  EXPECT_GT(calls, 0);  // the injected counter was used
+  EXPECT_LE(p->tokens, 150);
+  EXPECT_LE(Total(*p), 150);
+  EXPECT_GT(p->dropped_passages, 0);
+  EXPECT_GT(p->dropped_history, 0);
+  // What history remains is the most recent, in order.
+  ASSERT_GT(p->messages.size(), 2u);
+  EXPECT_NE(p->messages[p->messages.size() - 2].content.find("turn 19"), std::string::npos);
+
+  in.question = std::string(4000, 'q');
+  EXPECT_EQ(b.Build(in).status().code(), StatusCode::kResourceExhausted);
+}
+
+TEST(Postprocess, StripsMarkdownAndOpenersKeepsDirectAnswerFirst) {
+  const std::string llm =
+      "Certainly! **Refunds** usually take *5 to 7* business days.\n\n"
+      "## Details\n"
+      "- Check the [refund page](https://example.com/refunds) for updates\n"
+      "- Call us any time\n"
+      "```\ncode that must not be spoken\n```\n";
+  EXPECT_EQ(PostprocessForSpeech(llm, {}),
+            "Refunds usually take 5 to 7 business days. Details. Check the refund page for updates.");
+  EXPECT_EQ(PostprocessForSpeech("Sure, your order ships tomorrow.", {}), "Your order ships tomorrow.");
+}
+
+TEST(Postprocess, FillsOrDropsPlaceholdersAndLimitsLength) {
+  const std::map<std::string, std::string> slots{{"order_number", "A5531"}};
+  EXPECT_EQ(PostprocessForSpeech("Order {{Order Number}} has shipped. Call {phone_number} for help.", slots),
+            "Order A5531 has shipped.");
+  EXPECT_EQ(PostprocessForSpeech("Visit [Website Name] today.", {}), "");
+  SpeechConfig short_cfg;
+  short_cfg.max_sentences = 1;
+  EXPECT_EQ(PostprocessForSpeech("Your bill was $42.17. It was due on the 5th.", {}, short_cfg),
+            "Your bill was $42.17.");
+  short_cfg.max_chars = 20;
+  EXPECT_LE(PostprocessForSpeech(std::string(500, 'a') + " b c.", {}, short_cfg).size(), 20u);
+}
+
+// Streamed in pieces of every size, the sentences are those of the whole text, and each one is
+// released no later than the text after it starts (never waiting for the end of the stream).
+TEST(SpeechStream, StreamingGivesTheSameSentencesAsTheWholeText) {
+  const std::vector<std::string> texts = {
+      "Certainly! **Refunds** usually take *5 to 7* business days.\n\n## Details\n"
+      "- Check the [refund page](https://example.com/refunds) for updates\n- Call us any time\n"
+      "```\ncode that must not be spoken. Really.\n```\nThe end.",
+      "Sure, your bill was $42.17. It was due on the 5th! Anything else? Visit www.example.com. Bye",
+      "1. First step. 2. Second step.\n2) Another item\n| a | b |\n|---|---|\nOrder {{Order Number}} shipped. "
+      "Call {phone_number} now. Great question.",
+      "Ok. " + std::string(400, 'x') + " tail.",
+  };
+  const std::map<std::string, std::string> slots{{"order_number", "A5531"}};
+  for (const std::string& text : texts) {
+    const std::string whole = PostprocessForSpeech(text, slots);
+    for (size_t piece : {1u, 2u, 3u, 7u, 64u}) {
+      SpeechStream stream(SpeechConfig{}, slots);
+      std::vector<std::string> got;
+      for (size_t i = 0; i < text.size(); i += piece) {
+        for (auto& s : stream.Push(std::string_view(text).substr(i, piece))) got.push_back(s);
+      }
+      for (auto& s : stream.Finish()) got.push_back(s);
+      std::string joined;
+      for (const auto& s : got) joined += (joined.empty() ? "" : " ") + s;
+      EXPECT_EQ(joined, whole) << "piece " << piece << " text " << text.substr(0, 30);
+      EXPECT_EQ(stream.spoken(), whole);
+    }
+  }
+}
+
+TEST(SpeechStream, ReleasesASentenceAsSoonAsTheNextOneStartsAndStopsWhenFull) {
+  SpeechConfig cfg;
+  cfg.max_sentences = 2;
+  SpeechStream stream(cfg);
+  EXPECT_TRUE(stream.Push("Certainly! Your order ships").empty());  // opener dropped, rest open
+  EXPECT_TRUE(stream.Push(" tomorrow.").empty());                    // "." may be "tomorrow.com"
+  EXPECT_EQ(stream.Push(" It"), std::vector<std::string>{"Your order ships tomorrow."});
+  EXPECT_FALSE(stream.full());
+  EXPECT_EQ(stream.Push(" arrives Monday!\n"), std::vector<std::string>{"It arrives Monday!"});
+  EXPECT_TRUE(stream.full());
+  EXPECT_TRUE(stream.Push("More text. And more. ").empty());
+  EXPECT_TRUE(stream.Finish().empty());
+  EXPECT_EQ(stream.spoken(), "Your order ships tomorrow. It arrives Monday!");
+}
+
+TEST(SplitSentences, SplitsAtSentenceEndsOnly) {
+  EXPECT_EQ(SplitSentences("Your bill was $42.17. It is due on the 5th!  Thanks"),
+            (std::vector<std::string>{"Your bill was $42.17.", "It is due on the 5th!", "Thanks"}));
+  EXPECT_TRUE(SplitSentences("  ").empty());
+  EXPECT_EQ(SplitSentences("One line.\nTwo?"), (std::vector<std::string>{"One line.", "Two?"}));
+}
+
+}  // namespace
+}  // namespace hotline::answer

@@ -1,0 +1,272 @@
+#include "answer/understand/entities.h"
+
+#include <array>
+#include <charconv>
+#include <cstdio>
+
+#include "answer/understand/normalize.h"
+
+namespace hotline::answer {
+namespace {
+
+bool IsDigits(std::string_view w) {
+  if (w.empty()) return false;
+  for (char c : w) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+bool HasDigit(std::string_view w) {
+  for (char c : w) {
+    if (c >= '0' && c <= '9') return true;
+  }
+  return false;
+}
+
+bool IsAlnumWord(std::string_view w) {
+  for (char c : w) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'))) return false;
+  }
+  return !w.empty();
+}
+
+// 1..12 for a month name or abbreviation; 0 otherwise. "may" is handled by the caller.
+int MonthNumber(std::string_view w) {
+  static constexpr std::array<std::string_view, 12> kFull = {
+      "january", "february", "march",     "april",   "may",      "june",
+      "july",    "august",   "september", "october", "november", "december"};
+  static constexpr std::array<std::string_view, 12> kShort = {
+      "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"};
+  for (size_t i = 0; i < 12; ++i) {
+    if (w == kFull[i] || w == kShort[i]) return static_cast<int>(i + 1);
+  }
+  if (w == "sept") return 9;
+  return 0;
+}
+
+int OrdinalWord(std::string_view w) {
+  static constexpr std::array<std::string_view, 20> kOrd = {
+      "",          "first",      "second",     "third",      "fourth",       "fifth",
+      "sixth",     "seventh",    "eighth",     "ninth",      "tenth",        "eleventh",
+      "twelfth",   "thirteenth", "fourteenth", "fifteenth",  "sixteenth",    "seventeenth",
+      "eighteenth", "nineteenth"};
+  for (size_t i = 1; i < kOrd.size(); ++i) {
+    if (w == kOrd[i]) return static_cast<int>(i);
+  }
+  if (w == "twentieth") return 20;
+  if (w == "thirtieth") return 30;
+  return 0;
+}
+
+// Day of month at words[i] ("3", "3rd", "third", "20 first"); sets *len to the words used.
+int DayAt(const std::vector<std::string_view>& words, size_t i, size_t* len) {
+  if (i >= words.size()) return 0;
+  std::string_view w = words[i];
+  *len = 1;
+  int v = 0;
+  size_t digits = 0;
+  while (digits < w.size() && w[digits] >= '0' && w[digits] <= '9') ++digits;
+  if (digits > 0 && digits <= 2) {
+    std::string_view rest = w.substr(digits);
+    if (rest.empty() || rest == "st" || rest == "nd" || rest == "rd" || rest == "th") {
+      std::from_chars(w.data(), w.data() + digits, v);
+      if ((v == 20 || v == 30) && rest.empty() && i + 1 < words.size()) {
+        int o = OrdinalWord(words[i + 1]);
+        if (o >= 1 && o <= 9 && v + o <= 31) {
+          *len = 2;
+          return v + o;
+        }
+      }
+      return v >= 1 && v <= 31 ? v : 0;
+    }
+    return 0;
+  }
+  v = OrdinalWord(w);
+  return v;
+}
+
+bool IsYear(std::string_view w) {
+  if (w.size() != 4 || !IsDigits(w)) return false;
+  return w >= "1900" && w <= "2099";
+}
+
+std::string_view CurrencyUnit(std::string_view w) {
+  if (w == "dollars" || w == "dollar" || w == "bucks" || w == "usd") return "USD";
+  if (w == "pounds" || w == "pound" || w == "quid" || w == "gbp") return "GBP";
+  if (w == "euros" || w == "euro" || w == "eur") return "EUR";
+  return {};
+}
+
+std::string TwoDecimals(std::string_view number) {
+  double v = 0;
+  std::from_chars(number.data(), number.data() + number.size(), v);
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%.2f", v);
+  return buf;
+}
+
+bool IsNumberToken(std::string_view w) {
+  if (w.empty() || !(w[0] >= '0' && w[0] <= '9')) return false;
+  int dots = 0;
+  for (char c : w) {
+    if (c == '.') {
+      ++dots;
+    } else if (c < '0' || c > '9') {
+      return false;
+    }
+  }
+  return dots <= 1 && w.back() != '.';
+}
+
+std::string Pad2(int v) {
+  char buf[8];
+  std::snprintf(buf, sizeof(buf), "%02d", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string_view EntityTypeName(EntityType type) {
+  switch (type) {
+    case EntityType::kMonth: return "month";
+    case EntityType::kDate: return "date";
+    case EntityType::kAmount: return "amount";
+    case EntityType::kOrderNumber: return "order_number";
+    case EntityType::kAccountNumber: return "account_number";
+    case EntityType::kNumber: return "number";
+  }
+  return "number";
+}
+
+std::vector<Entity> ExtractEntities(std::string_view normalized) {
+  std::vector<std::string_view> w = SplitWords(normalized);
+  std::vector<Entity> out;
+  std::vector<bool> used(w.size(), false);
+  auto add = [&](EntityType t, std::string value, std::string unit, size_t b, size_t e) {
+    for (size_t k = b; k < e; ++k) used[k] = true;
+    out.push_back(Entity{t, std::move(value), std::move(unit), b, e});
+  };
+  const size_t n = w.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (used[i]) continue;
+    std::string_view t = w[i];
+    // Relative months and days.
+    if ((t == "last" || t == "this" || t == "next" || t == "previous" || t == "current") &&
+        i + 1 < n && w[i + 1] == "month") {
+      std::string v = (t == "last" || t == "previous") ? "last_month"
+                      : t == "next"                    ? "next_month"
+                                                       : "this_month";
+      add(EntityType::kMonth, v, "", i, i + 2);
+      continue;
+    }
+    if (t == "today" || t == "yesterday" || t == "tomorrow") {
+      add(EntityType::kDate, std::string(t), "", i, i + 1);
+      continue;
+    }
+    // Month names, with a day before or after ("march 3rd", "3rd of march").
+    int month = MonthNumber(t);
+    if (month == 5 && t == "may") {
+      size_t l = 0;
+      bool day_next = DayAt(w, i + 1, &l) > 0;
+      bool prep_before = i > 0 && (w[i - 1] == "in" || w[i - 1] == "of" || w[i - 1] == "since" ||
+                                   w[i - 1] == "for" || w[i - 1] == "during" ||
+                                   w[i - 1] == "until" || w[i - 1] == "last");
+      if (!day_next && !prep_before) month = 0;
+    }
+    if (month > 0) {
+      size_t l = 0;
+      int day = DayAt(w, i + 1, &l);
+      if (day > 0) {
+        size_t e = i + 1 + l;
+        std::string v = Pad2(month) + "-" + Pad2(day);
+        if (e < n && IsYear(w[e])) {
+          v = std::string(w[e]) + "-" + v;
+          ++e;
+        }
+        add(EntityType::kDate, v, "", i, e);
+        continue;
+      }
+      // "3rd of march" / "3 march": the day was seen just before (as a plain number).
+      auto free_or_number = [&](size_t k) {
+        return !used[k] || (!out.empty() && out.back().type == EntityType::kNumber &&
+                            out.back().first_word == k);
+      };
+      size_t b = i;
+      if (i >= 2 && w[i - 1] == "of" && free_or_number(i - 2) && DayAt(w, i - 2, &l) > 0 &&
+          l == 1) {
+        day = DayAt(w, i - 2, &l);
+        b = i - 2;
+      } else if (i >= 1 && free_or_number(i - 1) && DayAt(w, i - 1, &l) > 0 && l == 1) {
+        day = DayAt(w, i - 1, &l);
+        b = i - 1;
+      }
+      if (day > 0) {
+        if (!out.empty() && out.back().type == EntityType::kNumber && out.back().first_word >= b) {
+          out.pop_back();
+        }
+        add(EntityType::kDate, Pad2(month) + "-" + Pad2(day), "", b, i + 1);
+        continue;
+      }
+      add(EntityType::kMonth, Pad2(month), "", i, i + 1);
+      continue;
+    }
+    // Numeric dates after normalization: "2024 03 12" (ISO) or "03 12 2024" (US order).
+    if (IsYear(t) && i + 2 < n && IsDigits(w[i + 1]) && IsDigits(w[i + 2]) &&
+        w[i + 1].size() <= 2 && w[i + 2].size() <= 2) {
+      int mo = 0, d = 0;
+      std::from_chars(w[i + 1].data(), w[i + 1].data() + w[i + 1].size(), mo);
+      std::from_chars(w[i + 2].data(), w[i + 2].data() + w[i + 2].size(), d);
+      if (mo >= 1 && mo <= 12 && d >= 1 && d <= 31) {
+        add(EntityType::kDate, std::string(t) + "-" + Pad2(mo) + "-" + Pad2(d), "", i, i + 3);
+        continue;
+      }
+    }
+    if (IsDigits(t) && t.size() <= 2 && i + 2 < n && IsDigits(w[i + 1]) &&
+        w[i + 1].size() <= 2 && IsYear(w[i + 2])) {
+      int mo = 0, d = 0;
+      std::from_chars(t.data(), t.data() + t.size(), mo);
+      std::from_chars(w[i + 1].data(), w[i + 1].data() + w[i + 1].size(), d);
+      if (mo >= 1 && mo <= 12 && d >= 1 && d <= 31) {
+        add(EntityType::kDate, std::string(w[i + 2]) + "-" + Pad2(mo) + "-" + Pad2(d), "", i,
+            i + 3);
+        continue;
+      }
+    }
+    // Order and account identifiers.
+    if (t == "order" || t == "tracking" || t == "account") {
+      size_t j = i + 1;
+      while (j < n && j <= i + 3 &&
+             (w[j] == "number" || w[j] == "no" || w[j] == "id" || w[j] == "is" ||
+              w[j] == "ending" || w[j] == "in" || w[j] == "with" || w[j] == "num")) {
+        ++j;
+      }
+      if (j < n && w[j].size() >= 4 && w[j].size() <= 32 && IsAlnumWord(w[j]) && HasDigit(w[j])) {
+        bool account = t == "account";
+        if (account && !IsDigits(w[j])) {
+          // Account numbers are digits; "account abc123" is not one.
+        } else {
+          add(account ? EntityType::kAccountNumber : EntityType::kOrderNumber, std::string(w[j]),
+              "", i, j + 1);
+          continue;
+        }
+      }
+    }
+    // Amounts: "20 dollars", "usd 20".
+    if (IsNumberToken(t)) {
+      if (i + 1 < n && !CurrencyUnit(w[i + 1]).empty()) {
+        add(EntityType::kAmount, TwoDecimals(t), std::string(CurrencyUnit(w[i + 1])), i, i + 2);
+        ++i;
+        continue;
+      }
+      if (i > 0 && !used[i - 1] && !CurrencyUnit(w[i - 1]).empty()) {
+        add(EntityType::kAmount, TwoDecimals(t), std::string(CurrencyUnit(w[i - 1])), i - 1, i + 1);
+        continue;
+      }
+      add(EntityType::kNumber, std::string(t), "", i, i + 1);
+    }
+  }
+  return out;
+}
+
+}  // namespace hotline::answer
