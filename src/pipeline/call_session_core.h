@@ -1,6 +1,11 @@
 // CallSession::Core: the state of one call, shared by its three strands (listen, answer, speak)
 // and kept alive by every task queued for it. Private to pipeline/ (call_session*.cc).
 //
+// Files by job: call_session.cc (the public API: frames, DTMF and marks in, reports out),
+// call_session_listen.cc (hearing the caller, barge-in), call_session_turns.cc (ends of turns,
+// timers, a turn from BeginTurn to FinishTurn), call_session_prework.cc (answers prepared while
+// the caller speaks), call_session_speak.cc (text to audio to the Playout).
+//
 // Ownership of the fields by thread:
 //   listen strand  — decoding, framing, VAD, endpointer, barge-in detector, ASR stream,
 //                    pre-roll, silence/DTMF timers;
@@ -143,44 +148,66 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // answer is known not to be personal.
   std::vector<std::pair<std::string, audio::AudioBuffer>> pending_cache;
 
-  // call_session.cc
+  // The caller's words with PII masked, for events, history and records (empty stays empty).
+  static std::string Redacted(std::string_view text);
+
+  // call_session_listen.cc — the listen strand and the playback control barge-in drives.
   void ProcessPayload(std::vector<uint8_t> bytes);
   void ProcessFrame(audio::AudioView frame);
-  void EndOfTurn(const audio::EndpointUpdate& u);
   void BargeIn();
   // The two stages before a confirmed barge-in (listen strand).
   void PauseOutput();
   void ResumeOutput();
+  // Stops the turn being spoken (cancel + clear) without counting a barge-in.
+  void AbortSpeech(int idx);
+  // Drops all agent audio (mu held): Clear() at the transport unless a pause already did, the
+  // frames a pause held, the playout timeline and outstanding marks.
+  void StopPlaybackLocked();
+
+  // call_session_turns.cc — ends of turns, timers, and a turn's life.
+  void EndOfTurn(const audio::EndpointUpdate& u);
+  // Speculative start: when an answer was prepared for the open turn's last partial, it starts
+  // playing (as turn `r`, its finish held) while the recognizer makes its final pass. Returns the
+  // turn's index, or -1; `phrase` gets the partial's PhraseText.
+  int StartSpeculation(const TurnReport& r, std::string& phrase);
+  // The caller's turn `idx` said `text`: not heard, goodbye, a human, a prepared answer, or an
+  // answer to look up.
+  void RespondTo(int idx, std::shared_ptr<CancelToken> token, std::string text);
+  // The cached tiers answer `text` with exactly `spoken` (asked on the answer strand, waiting at
+  // most call.speculation_check_ms).
+  bool SameAnswer(const std::string& text, const std::string& spoken);
   void CheckTimers();
   // At info.max_call_ms once the agent is quiet (at the latest kTimeLimitGraceMs later, cutting
   // the turn in progress short): says call.time_limit_text, then hangs up. True once begun.
   bool CheckTimeLimit(int64_t now);
   void SubmitDtmf();
+  // A new agent turn (caller turn, greeting, prompt): supersedes the active one. Returns its
+  // index and installs its cancel token.
+  int BeginTurn(TurnReport report, std::shared_ptr<CancelToken>& token);
+  void StartAnswer(int idx, std::shared_ptr<CancelToken> token, std::string text);
+  // The answer of turn `idx` (answer strand): asks the answerer, streaming its sentences to the
+  // speak strand as they come, then SpeakAnswer.
+  void RunAnswer(int idx, const std::shared_ptr<CancelToken>& token, const std::string& text,
+                 const std::shared_ptr<void>& busy, llm::GenerationSchedule* schedule);
+  // What the caller hears of `result`: the answer, a request to rephrase, a transfer, or
+  // error_text; records the turn and the history (answer strand).
+  void SpeakAnswer(int idx, const std::shared_ptr<CancelToken>& token, const std::string& text,
+                   Result<TurnAnswer> result, const std::shared_ptr<void>& busy);
+  void SpeakPrompt(int idx, std::shared_ptr<CancelToken> token, const std::string& text,
+                   AfterSpeech after, std::string reason);
+  void Error(int idx, const std::string& kind, const Status& s);
+  // Ends the hold on FinishTurn(idx) and finishes it if that was asked meanwhile.
+  void ReleaseFinish(int idx);
+  void FinishTurn(int idx);
+  std::shared_ptr<void> BusyGuard();
+
+  // call_session_prework.cc — answers prepared before the caller finishes.
   void StartPrework(const std::string& partial);
   // Speaks the prepared answer if it is for `text`'s phrase; `remember`: add the exchange to
   // the history now (a speculative start adds it once the final transcript confirms it).
   bool UsePrework(int idx, const std::shared_ptr<CancelToken>& token, const std::string& text,
                   bool remember = true);
   void RememberExchange(const std::string& caller_text, const std::string& agent_text);
-  // Stops the turn being spoken (cancel + clear) without counting a barge-in.
-  void AbortSpeech(int idx);
-  // Drops all agent audio (mu held): Clear() at the transport unless a pause already did, the
-  // frames a pause held, the playout timeline and outstanding marks.
-  void StopPlaybackLocked();
-  // The cached tiers answer `text` with exactly `spoken` (asked on the answer strand, waiting at
-  // most call.speculation_check_ms).
-  bool SameAnswer(const std::string& text, const std::string& spoken);
-  // Ends the hold on FinishTurn(idx) and finishes it if that was asked meanwhile.
-  void ReleaseFinish(int idx);
-  // A new agent turn (caller turn, greeting, prompt): supersedes the active one. Returns its
-  // index and installs its cancel token.
-  int BeginTurn(TurnReport report, std::shared_ptr<CancelToken>& token);
-  void StartAnswer(int idx, std::shared_ptr<CancelToken> token, std::string text);
-  void SpeakPrompt(int idx, std::shared_ptr<CancelToken> token, const std::string& text,
-                   AfterSpeech after, std::string reason);
-  void FinishTurn(int idx);
-  void Error(int idx, const std::string& kind, const Status& s);
-  std::shared_ptr<void> BusyGuard();
 
   // call_session_speak.cc
   // Queues speech of `pieces` for turn `idx` on the speak strand. `finish`: the turn's speech is

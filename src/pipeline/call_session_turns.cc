@@ -1,0 +1,563 @@
+// CallSession, the turns: a caller's end of turn (speculative start, final transcript, what to
+// answer), the session's timers (answer time-out, time limit, hang-up after speech, re-prompts,
+// DTMF), and the life of a turn from BeginTurn through the answer strand to FinishTurn.
+#include "pipeline/call_session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+
+#include <nlohmann/json.hpp>
+
+#include "audio/codec.h"
+#include "common/log.h"
+#include "common/log_format.h"
+#include "pipeline/call_session_core.h"
+
+namespace hotline::pipeline {
+
+bool CallSession::Core::SameAnswer(const std::string& text, const std::string& spoken) {
+  // Peek reads the caller's state, which belongs to the answer strand: ask there, and wait a
+  // bounded time (a busy strand counts as "not the same").
+  auto promise = std::make_shared<std::promise<bool>>();
+  std::future<bool> same = promise->get_future();
+  auto self = shared_from_this();
+  Status posted = answerer.Post([self, promise, text, spoken] {
+    auto peeked = self->res.answerer->Peek(text, self->caller);
+    promise->set_value(peeked.ok() && peeked->has_value() && !(*peeked)->fallback &&
+                       !(*peeked)->personal && (*peeked)->text == spoken);
+  });
+  if (!posted.ok()) return false;
+  return same.wait_for(std::chrono::milliseconds(res.call.speculation_check_ms)) ==
+             std::future_status::ready &&
+         same.get();
+}
+
+void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
+  const double eot = NowMs();
+  TurnReport r;
+  r.kind = TurnKind::kCaller;
+  r.ledger.end_of_turn = eot;
+  r.ledger.speech_end = eot - static_cast<double>(u.now_ms - u.speech_end_ms);
+  r.ledger.speech_start = eot - static_cast<double>(u.now_ms - u.speech_start_ms);
+  const bool echo = overlapped && !barged;
+  std::string spec_phrase;
+  const int spec_idx = echo ? -1 : StartSpeculation(r, spec_phrase);
+  Result<asr::AsrResult> final = asr ? asr->Finish()
+                                     : Result<asr::AsrResult>(UnavailableError("no ASR stream"));
+  asr.reset();
+  r.ledger.asr_final = NowMs();
+  // A time-bounded recognizer (asr/deadline_recognizer.h, as CallStack builds it) returns
+  // kDeadlineExceeded at the limit; any other is caught here after the fact.
+  const bool asr_slow =
+      (!final.ok() && final.status().code() == StatusCode::kDeadlineExceeded) ||
+      r.ledger.asr_final - eot > res.call.asr_timeout_ms;
+  if (final.ok()) {
+    r.transcript = final->text;
+    r.asr_confidence = final->confidence;
+  }
+  bool speculated = false;  // the speculative answer stands: the turn is already being spoken
+  std::string spoken;
+  if (spec_idx >= 0) {
+    {
+      std::lock_guard lock(mu);
+      spoken = turns[spec_idx].answer;
+    }
+    // The final pass often changes a word ("how can i" → "how do i") without changing what the
+    // caller asked: the speculation stands when the cached tiers answer the final the same way.
+    speculated = final.ok() && !asr_slow &&
+                 (PhraseText(final->text) == spec_phrase || SameAnswer(final->text, spoken));
+    if (speculated) {
+      std::lock_guard lock(mu);
+      TurnReport& t = turns[spec_idx];
+      t.transcript = r.transcript;
+      t.asr_confidence = r.asr_confidence;
+      t.ledger.asr_final = r.ledger.asr_final;
+    } else {
+      // The caller said something else: stop the prepared answer, answer what was said.
+      AbortSpeech(spec_idx);
+      ReleaseFinish(spec_idx);
+      metrics.speculation_misses.Increment();
+    }
+  }
+  overlapped = barged = false;
+  silence_ms = 0;
+  if (echo) {
+    // Speech over the agent that never became a barge-in: echo or a backchannel ("mm-hm").
+    r.outcome = TurnOutcome::kDiscarded;
+    std::lock_guard lock(mu);
+    turns.push_back(std::move(r));
+    turn_finished.push_back(true);
+    return;
+  }
+  reprompts = 0;
+  metrics.turns.Increment();
+  if (!closed.load()) {
+    nlohmann::json j = {{"text", Redacted(r.transcript)}};
+    sink->Event("transcript", j.dump());
+  }
+  if (speculated) {
+    metrics.speculation_hits.Increment();
+    RememberExchange(r.transcript, spoken);
+    ReleaseFinish(spec_idx);
+    return;
+  }
+  std::string text = r.transcript;
+  std::shared_ptr<CancelToken> token;
+  int idx = BeginTurn(std::move(r), token);
+  if (!final.ok() || asr_slow) {
+    Status s = final.ok() ? DeadlineExceededError("recognizer took longer than call.asr_timeout_ms")
+                          : final.status();  // kDeadlineExceeded from a bounded recognizer
+    Error(idx, asr_slow ? "asr_timeout" : "asr", s);
+    SpeakPrompt(idx, token, asr_slow ? res.call.busy_text : res.call.error_text,
+                AfterSpeech::kNone, "");
+    return;
+  }
+  RespondTo(idx, std::move(token), std::move(text));
+}
+
+int CallSession::Core::StartSpeculation(const TurnReport& r, std::string& phrase) {
+  if (!asr || !res.call.prework || !res.call.prework_speculate || closed.load()) return -1;
+  const std::string partial = asr->partial().text;
+  phrase = PhraseText(partial);
+  {
+    std::lock_guard lock(mu);
+    if (phrase.empty() || !prework || prework->phrase != phrase) return -1;
+  }
+  TurnReport early = r;
+  early.transcript = partial;  // until the final pass says otherwise
+  std::shared_ptr<CancelToken> token;
+  const int idx = BeginTurn(std::move(early), token);
+  {
+    std::lock_guard lock(mu);
+    finish_held = idx;
+    finish_deferred = false;
+  }
+  if (!UsePrework(idx, token, partial, /*remember=*/false)) {
+    ReleaseFinish(idx);
+    return -1;
+  }
+  return idx;
+}
+
+void CallSession::Core::RespondTo(int idx, std::shared_ptr<CancelToken> token, std::string text) {
+  const std::string phrase = PhraseText(text);
+  if (phrase.empty()) {
+    {
+      std::lock_guard lock(mu);
+      turns[idx].outcome = TurnOutcome::kNotHeard;
+    }
+    SpeakPrompt(idx, token, res.call.not_heard_text, AfterSpeech::kNone, "");
+  } else if (MatchesPhrase(phrase, res.call.goodbye_phrases, /*anywhere=*/false)) {
+    {
+      std::lock_guard lock(mu);
+      turns[idx].outcome = TurnOutcome::kGoodbye;
+      turns[idx].tier = TurnTier::kGoodbye;
+    }
+    SpeakPrompt(idx, token, res.call.goodbye_text, AfterSpeech::kHangup, "caller said goodbye");
+  } else if (MatchesPhrase(phrase, res.call.agent_phrases, /*anywhere=*/true)) {
+    {
+      std::lock_guard lock(mu);
+      turns[idx].outcome = TurnOutcome::kTransfer;
+      turns[idx].tier = TurnTier::kTransfer;
+    }
+    SpeakPrompt(idx, token, res.call.transfer_text, AfterSpeech::kTransfer,
+                "caller asked for an agent");
+  } else if (!UsePrework(idx, token, text)) {
+    StartAnswer(idx, token, std::move(text));
+  }
+}
+
+bool CallSession::Core::CheckTimeLimit(int64_t now) {
+  if (info.max_call_ms <= 0 || time_limit_said || now < info.max_call_ms) return false;
+  const bool forced = now >= info.max_call_ms + kTimeLimitGraceMs;
+  {
+    std::lock_guard lock(mu);
+    // A hang-up or transfer already on its way ends the call anyway.
+    if (action != AfterSpeech::kNone) return false;
+    const bool quiet = !endpointer.in_utterance() && agent_busy.load() == 0 &&
+                       !PlayingLocked(now) && !answer_pending;
+    if (!quiet && !forced) return false;
+    if (forced) StopPlaybackLocked();
+  }
+  time_limit_said = true;
+  HLOG_INFO("call {}: reached its time limit ({} ms){}", LogEscape(info.call_id), info.max_call_ms,
+            forced ? ", cutting the turn in progress short" : "");
+  TurnReport r;
+  r.kind = TurnKind::kTimeLimit;
+  r.tier = TurnTier::kGoodbye;
+  r.outcome = TurnOutcome::kTimeLimit;
+  std::shared_ptr<CancelToken> token;
+  const int idx = BeginTurn(std::move(r), token);  // cancels an answer still being prepared
+  if (res.call.time_limit_text.empty()) {
+    if (!closed.exchange(true)) {
+      ended.store(true);
+      metrics.hangups.Increment();
+      sink->Hangup("time limit reached");
+    }
+    FinishTurn(idx);
+    return true;
+  }
+  SpeakPrompt(idx, token, res.call.time_limit_text, AfterSpeech::kHangup, "time limit reached");
+  return true;
+}
+
+void CallSession::Core::CheckTimers() {
+  const int64_t now = stream_ms.load();
+  if (CheckTimeLimit(now)) return;
+  if (!dtmf.empty() && dtmf_last_ms >= 0 && now - dtmf_last_ms >= res.call.dtmf_timeout_ms) {
+    SubmitDtmf();
+  }
+  // Answer time-out: the turn is abandoned (its late result is dropped) and busy_text is said.
+  int timed_out = -1;
+  std::shared_ptr<CancelToken> fresh;
+  {
+    std::lock_guard lock(mu);
+    if (answer_pending &&
+        MillisBetween(answer_started, clock->Now()) > res.call.answer_timeout_ms) {
+      answer_pending = false;
+      timed_out = answer_turn;
+      if (active_cancel) active_cancel->Cancel();
+      fresh = std::make_shared<CancelToken>();
+      active_cancel = fresh;
+      turns[timed_out].outcome = TurnOutcome::kBusy;
+    }
+  }
+  if (timed_out >= 0) {
+    Error(timed_out, "answer_timeout",
+          DeadlineExceededError("answer took longer than call.answer_timeout_ms"));
+    PostSpeak(timed_out, fresh, {res.call.busy_text}, false, true, AfterSpeech::kNone, "",
+              BusyGuard());
+  }
+  // Hang-up / transfer once the agent's last words have played.
+  AfterSpeech act = AfterSpeech::kNone;
+  std::string reason;
+  {
+    std::lock_guard lock(mu);
+    if (action != AfterSpeech::kNone && action_armed && !playout.paused() && now >= action_at_ms) {
+      act = action;
+      reason = action_reason;
+      action = AfterSpeech::kNone;
+    }
+  }
+  if (act != AfterSpeech::kNone) {
+    bool was_closed = closed.exchange(true);
+    ended.store(true);
+    if (!was_closed) {
+      if (act == AfterSpeech::kHangup) {
+        metrics.hangups.Increment();
+        sink->Hangup(reason);
+      } else {
+        metrics.transfers.Increment();
+        sink->Transfer(reason);
+      }
+    }
+    return;
+  }
+  // Re-prompt after silence while nothing else is going on.
+  bool quiet;
+  {
+    std::lock_guard lock(mu);
+    quiet = !endpointer.in_utterance() && agent_busy.load() == 0 && !PlayingLocked(now) &&
+            action == AfterSpeech::kNone && dtmf.empty();
+  }
+  silence_ms = quiet ? silence_ms + audio::kFrameMs : 0;
+  if (silence_ms >= res.call.reprompt_after_ms) {
+    silence_ms = 0;
+    TurnReport r;
+    std::shared_ptr<CancelToken> token;
+    if (reprompts >= res.call.reprompt_max) {
+      r.kind = TurnKind::kReprompt;
+      r.tier = TurnTier::kGoodbye;
+      r.outcome = TurnOutcome::kNoResponse;
+      int idx = BeginTurn(std::move(r), token);
+      SpeakPrompt(idx, token, res.call.goodbye_text, AfterSpeech::kHangup, "no response from caller");
+    } else {
+      ++reprompts;
+      metrics.reprompts.Increment();
+      r.kind = TurnKind::kReprompt;
+      r.tier = TurnTier::kReprompt;
+      int idx = BeginTurn(std::move(r), token);
+      SpeakPrompt(idx, token, res.call.reprompt_text, AfterSpeech::kNone, "");
+    }
+  }
+}
+
+void CallSession::Core::SubmitDtmf() {
+  std::string digits = std::move(dtmf);
+  dtmf.clear();
+  dtmf_last_ms = -1;
+  if (digits.empty()) return;
+  TurnReport r;
+  r.kind = TurnKind::kDtmf;
+  r.transcript = "<" + std::to_string(digits.size()) + " keypad digits>";
+  std::shared_ptr<CancelToken> token;
+  int idx = BeginTurn(std::move(r), token);
+  auto self = shared_from_this();
+  auto busy = BusyGuard();
+  Status s = answerer.Post([self, idx, token, digits = std::move(digits), busy] {
+    if (self->closed.load() || token->cancelled()) return self->FinishTurn(idx);
+    auto result = self->res.answerer->SubmitPin(self->caller, digits);
+    if (token->cancelled()) return self->FinishTurn(idx);
+    if (!result.ok()) {
+      self->Error(idx, "answer", result.status());
+      self->PostSpeak(idx, token, {self->res.call.error_text}, false, true, AfterSpeech::kNone, "",
+                      busy);
+      return;
+    }
+    {
+      std::lock_guard lock(self->mu);
+      self->turns[idx].answer = result->text;
+      self->turns[idx].tier = result->tier;
+      self->turns[idx].personal = result->personal;
+      if (result->transfer) self->turns[idx].outcome = TurnOutcome::kTransfer;
+    }
+    self->PostSpeak(idx, token, {result->text}, result->personal, true,
+                    result->transfer ? AfterSpeech::kTransfer : AfterSpeech::kNone,
+                    result->transfer ? "caller not verified" : "", busy);
+  });
+  if (!s.ok()) Error(idx, "overload", s);
+}
+
+std::shared_ptr<void> CallSession::Core::BusyGuard() {
+  agent_busy.fetch_add(1);
+  auto self = shared_from_this();
+  return std::shared_ptr<void>(nullptr, [self](void*) { self->agent_busy.fetch_sub(1); });
+}
+
+int CallSession::Core::BeginTurn(TurnReport report, std::shared_ptr<CancelToken>& token) {
+  token = std::make_shared<CancelToken>();
+  int previous;
+  int idx;
+  {
+    std::lock_guard lock(mu);
+    previous = active_turn;
+    if (active_cancel) active_cancel->Cancel();
+    if (previous >= 0 && turns[previous].outcome == TurnOutcome::kPending) {
+      turns[previous].outcome = TurnOutcome::kSuperseded;
+    }
+    idx = static_cast<int>(turns.size());
+    report.index = idx;
+    turns.push_back(std::move(report));
+    turn_finished.push_back(false);
+    active_turn = idx;
+    active_cancel = token;
+    answer_pending = false;
+    action = AfterSpeech::kNone;
+    action_armed = false;
+    // Audio of the superseded turn held by a pause never plays (the pause itself stays until
+    // the barge-in detector settles it).
+    playout.DropHeld();
+  }
+  if (previous >= 0) FinishTurn(previous);
+  return idx;
+}
+
+void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token, std::string text) {
+  std::shared_ptr<llm::GenerationSchedule> schedule;
+  {
+    std::lock_guard lock(mu);
+    answer_pending = true;
+    answer_turn = idx;
+    answer_started = clock->Now();
+    // Nothing of this answer is heard yet: its model tokens are needed now.
+    answer_schedule = std::make_shared<llm::GenerationSchedule>();
+    answer_schedule->Waiting(answer_started);
+    answer_paced_at = answer_started;
+    schedule = answer_schedule;
+  }
+  auto self = shared_from_this();
+  auto busy = BusyGuard();
+  Status s = answerer.Post([self, idx, token, text = std::move(text), busy, schedule] {
+    self->RunAnswer(idx, token, text, busy, schedule.get());
+  });
+  if (!s.ok()) {
+    Error(idx, "overload", s);
+    PostSpeak(idx, token, {res.call.busy_text}, false, true, AfterSpeech::kNone, "", BusyGuard());
+  }
+}
+
+void CallSession::Core::RunAnswer(int idx, const std::shared_ptr<CancelToken>& token,
+                                  const std::string& text, const std::shared_ptr<void>& busy,
+                                  llm::GenerationSchedule* schedule) {
+  if (closed.load() || token->cancelled()) return FinishTurn(idx);
+  const std::vector<answer::ChatMessage> past = history;  // a copy: the answer may take long
+  AnswerHooks hooks;
+  hooks.cancel = token.get();
+  hooks.schedule = schedule;
+  hooks.stream_fallback = misses >= res.call.fallback_retries;
+  {
+    std::lock_guard lock(mu);
+    hooks.asr_confidence = turns[idx].asr_confidence;
+  }
+  double first_sentence_at = -1;
+  hooks.on_sentence = [&](std::string_view sentence) {
+    if (first_sentence_at < 0) first_sentence_at = NowMs();
+    // Whether the answer is personal is known only at the end: the speak side looks the audio
+    // cache up but stores nothing until then.
+    PostSpeak(idx, token, {std::string(sentence)}, /*personal=*/true, false, AfterSpeech::kNone,
+              "", busy);
+  };
+  const double called_at = NowMs();
+  auto result = res.answerer->Answer(text, caller, past, hooks);
+  {
+    std::lock_guard lock(mu);
+    if (answer_turn == idx && answer_pending) answer_pending = false;
+    // Timed out: busy_text is being said.
+    if (turns[idx].outcome == TurnOutcome::kBusy) return;
+    if (result.ok()) {
+      TurnLedger& l = turns[idx].ledger;
+      const double done = NowMs();
+      if (result->understood_ms >= 0) {
+        l.understood = std::min(done, called_at + result->understood_ms);
+      }
+      if (result->tier == TurnTier::kLlm) {
+        if (result->llm_first_token_ms >= 0)
+          l.llm_first_token = called_at + result->llm_first_token_ms;
+      } else {
+        l.cache_result = first_sentence_at >= 0 ? first_sentence_at : done;
+      }
+      turns[idx].tokens = result->tokens;
+    }
+  }
+  SpeakAnswer(idx, token, text, std::move(result), busy);
+}
+
+void CallSession::Core::SpeakAnswer(int idx, const std::shared_ptr<CancelToken>& token,
+                                    const std::string& text, Result<TurnAnswer> result,
+                                    const std::shared_ptr<void>& busy) {
+  if (closed.load() || token->cancelled()) return FinishTurn(idx);
+  if (!result.ok()) {
+    Error(idx, "answer", result.status());
+    PostSpeak(idx, token, {res.call.error_text}, false, true, AfterSpeech::kNone, "", busy);
+    return;
+  }
+  metrics.CountTier(TurnTierName(result->tier));
+  // An unanswerable question is first met with a request to rephrase; only repeated misses
+  // go to a human.
+  const bool rephrase =
+      result->fallback && !result->streamed && misses < res.call.fallback_retries;
+  misses = result->fallback ? misses + 1 : 0;
+  if (rephrase) result->text = res.call.rephrase_text;
+  const bool transfer = (result->fallback && !rephrase) || result->transfer;
+  {
+    std::lock_guard lock(mu);
+    TurnReport& t = turns[idx];
+    t.answer = result->text;
+    t.tier = result->tier;
+    t.personal = result->personal;
+    t.outcome = transfer   ? TurnOutcome::kTransfer
+                : rephrase ? TurnOutcome::kRephrase
+                           : TurnOutcome::kAnswered;
+    t.llm_gate = result->gated;
+  }
+  history.push_back({"user", Redacted(text)});
+  history.push_back({"assistant", result->personal ? "<personal>" : result->text});
+  const size_t keep = static_cast<size_t>(res.call.history_turns) * 2;
+  if (history.size() > keep) {
+    history.erase(history.begin(), history.end() - static_cast<ptrdiff_t>(keep));
+  }
+  AfterSpeech after = transfer ? AfterSpeech::kTransfer : AfterSpeech::kNone;
+  std::string reason = result->transfer ? "caller not verified"
+                       : transfer       ? "no answer tier could answer"
+                                        : "";
+  std::vector<std::string> pieces;
+  if (!result->streamed) pieces.push_back(result->text);
+  PostSpeak(idx, token, std::move(pieces), result->personal, true, after, reason, busy);
+}
+
+void CallSession::Core::SpeakPrompt(int idx, std::shared_ptr<CancelToken> token,
+                                    const std::string& text, AfterSpeech after,
+                                    std::string reason) {
+  {
+    std::lock_guard lock(mu);
+    turns[idx].answer = text;
+    if (turns[idx].tier == TurnTier::kNone) turns[idx].tier = TurnTier::kPrompt;
+  }
+  PostSpeak(idx, std::move(token), {text}, false, true, after, std::move(reason), BusyGuard());
+}
+
+void CallSession::Core::Error(int idx, const std::string& kind, const Status& s) {
+  errors.fetch_add(1);
+  metrics.CountError(kind);
+  HLOG_WARN("call {}: {} error: {}", info.call_id, kind, s.message());
+  if (idx >= 0) {
+    std::lock_guard lock(mu);
+    if (turns[idx].outcome == TurnOutcome::kPending ||
+        turns[idx].outcome == TurnOutcome::kAnswered) {
+      turns[idx].outcome = TurnOutcome::kError;
+      turns[idx].error = kind;
+    }
+  }
+  if (!closed.load()) {
+    nlohmann::json j = {{"turn", idx}, {"kind", kind}, {"message", s.message()}};
+    sink->Event("error", j.dump());
+  }
+}
+
+void CallSession::Core::ReleaseFinish(int idx) {
+  bool finish;
+  {
+    std::lock_guard lock(mu);
+    if (finish_held != idx) return;
+    finish_held = -1;
+    finish = finish_deferred;
+    finish_deferred = false;
+  }
+  if (finish) FinishTurn(idx);
+}
+
+void CallSession::Core::FinishTurn(int idx) {
+  if (idx < 0) return;
+  TurnReport t;
+  {
+    std::lock_guard lock(mu);
+    if (idx == finish_held) {
+      finish_deferred = true;
+      return;
+    }
+    if (turn_finished[idx]) return;
+    turn_finished[idx] = true;
+    if (turns[idx].outcome == TurnOutcome::kPending) turns[idx].outcome = TurnOutcome::kAnswered;
+    if (turns[idx].ledger.turn_done < 0) turns[idx].ledger.turn_done = NowMs();
+    t = turns[idx];
+  }
+  metrics.ObserveTurn(t.ledger, t.kind == TurnKind::kCaller ? TurnTierName(t.tier) : "");
+  const double origin = t.ledger.speech_end >= 0 ? t.ledger.speech_end : 0;
+  const std::string ledger_json = t.ledger.ToJson(origin);
+  const std::string transcript =
+      t.kind == TurnKind::kCaller ? Redacted(t.transcript) : t.transcript;
+  const std::string_view kind = TurnKindName(t.kind);
+  const std::string_view tier = TurnTierName(t.tier);
+  const std::string outcome = t.OutcomeText();
+  const std::string spoken = t.personal ? "<personal>" : t.answer;
+  if (!closed.load()) {
+    nlohmann::json j = {{"turn", t.index},
+                        {"kind", kind},
+                        {"transcript", transcript},
+                        {"answer", spoken},
+                        {"tier", tier},
+                        {"outcome", outcome},
+                        {"ledger", nlohmann::json::parse(ledger_json)}};
+    sink->Event("turn", j.dump());
+  }
+  if (res.records != nullptr) {
+    TurnRow row;
+    row.call_id = info.call_id;
+    row.caller_id = info.caller_id;
+    row.turn = t.index;
+    row.kind = std::string(kind);
+    row.transcript = transcript;
+    row.answer = spoken;
+    row.tier = std::string(tier);
+    row.outcome = outcome;
+    row.tokens = t.tokens;
+    row.ledger_json = ledger_json;
+    row.started_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+    if (!res.records->Append(std::move(row))) metrics.records_dropped.Increment();
+  }
+}
+
+}  // namespace hotline::pipeline
