@@ -249,10 +249,9 @@ TEST_F(LlmCallTest, TheDemoModelBehindEngineServeAnswersOverTheOpenAiApi) {
   std::printf("reply as the caller heard it: %s\n", heard.c_str());
   EXPECT_EQ(Answers("llm"), 1u);
   EXPECT_EQ(Answers("fallback"), 0u);
-  // The reply is transcribed back with a language model of the knowledge base's questions and
-  // answers; since the Bitext articles were rewritten to their actionable steps, the shipped demo
-  // model (trained on the earlier answers, until it is retrained on the passages) speaks words
-  // that model no longer covers, so what it said is printed, not matched.
+  // The reply is transcribed back by the recognizer, which mishears flite's 8 kHz voice too often
+  // for a topic word to be matched reliably (docs/training.md has what was heard): what it said is
+  // printed, not matched.
   EXPECT_FALSE(heard.empty());
   EXPECT_EQ(serve.Stop(), 0) << serve.log();
 }
