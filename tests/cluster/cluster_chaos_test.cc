@@ -320,7 +320,8 @@ TEST_F(ClusterChaos, NodeKilledWithCallsOnIt) {
       EXPECT_FALSE(c->affected()) << "a call on the surviving node was hurt: " << Describe(*c);
     }
   }
-  EXPECT_TRUE(placed) << "a call placed after the kill never reached a node";
+  EXPECT_TRUE(placed) << "a call placed after the kill never reached a node\n"
+                      << cluster.Log("haproxy");
   for (const auto& c : after) {
     EXPECT_FALSE(c->affected()) << "a call placed after the kill failed: " << Describe(*c);
     EXPECT_EQ(after_where[c->sid], 2) << c->sid << " did not land on the survivor";
