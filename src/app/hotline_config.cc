@@ -174,9 +174,9 @@ llm::LlmConfig DemoLlmConfig() {
 
 answer::AnswererConfig DemoAnswererConfig() {
   answer::AnswererConfig c;
-  // The demo model's context (hotline train --seq-len 160). Its longest answer on the held-out
-  // questions is 39 tokens plus <|im_end|> (the knowledge base's two-sentence articles); 48 leave
-  // the question about 50 tokens after the 60-token system prompt.
+  // The demo model's context (hotline train --seq-len 160). The longest of the 27 answers it was
+  // trained on (one knowledge-base article per intent) is 40 tokens, 41 with <|im_end|>; 48 keep
+  // a margin and leave the question about 50 tokens after the 60-token system prompt.
   c.prompt.max_seq_len = 160;
   c.prompt.reserved_output_tokens = 48;
   c.prompt.max_passages = 0;

@@ -208,6 +208,9 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   bool UsePrework(int idx, const std::shared_ptr<CancelToken>& token, const std::string& text,
                   bool remember = true);
   void RememberExchange(const std::string& caller_text, const std::string& agent_text);
+  // Appends a caller turn (redacted) and the agent's answer to the history, keeping the last
+  // call.history_turns exchanges (answer strand).
+  void AddToHistory(const std::string& caller_text, const std::string& agent_text);
 
   // call_session_speak.cc
   // Queues speech of `pieces` for turn `idx` on the speak strand. `finish`: the turn's speech is
@@ -233,6 +236,11 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // The agent's audio is playing at inbound time `now_ms` (REQUIRES: mu held).
   // A pause counts as playing: the caller is still heard as talking over the agent.
   bool PlayingLocked(int64_t now_ms) const { return playout.Playing(now_ms); }
+  // Nobody is talking at `now_ms`: the caller is not in an utterance, the agent has no answer or
+  // speech in flight and nothing playing (REQUIRES: mu held; listen strand).
+  bool QuietLocked(int64_t now_ms) const {
+    return !endpointer.in_utterance() && agent_busy.load() == 0 && !PlayingLocked(now_ms);
+  }
 };
 
 }  // namespace hotline::pipeline

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <sstream>
 
-#include "answer/understand/understanding.h"
 #include "common/log.h"
 #include "pipeline/call_session_core.h"
 
@@ -93,15 +92,18 @@ void CallSession::Core::RememberExchange(const std::string& caller_text,
                                          const std::string& agent_text) {
   auto self = shared_from_this();
   // History stays the answer strand's.
-  (void)answerer.Post([self, caller_text, agent_text] {
-    self->history.push_back({"user", answer::Understand(caller_text).redacted});
-    self->history.push_back({"assistant", agent_text});
-    const size_t keep = static_cast<size_t>(self->res.call.history_turns) * 2;
-    if (self->history.size() > keep) {
-      self->history.erase(self->history.begin(),
-                          self->history.end() - static_cast<ptrdiff_t>(keep));
-    }
-  });
+  (void)answerer.Post(
+      [self, caller_text, agent_text] { self->AddToHistory(caller_text, agent_text); });
+}
+
+void CallSession::Core::AddToHistory(const std::string& caller_text,
+                                     const std::string& agent_text) {
+  history.push_back({"user", Redacted(caller_text)});
+  history.push_back({"assistant", agent_text});
+  const size_t keep = static_cast<size_t>(res.call.history_turns) * 2;
+  if (history.size() > keep) {
+    history.erase(history.begin(), history.end() - static_cast<ptrdiff_t>(keep));
+  }
 }
 
 bool CallSession::Core::UsePrework(int idx, const std::shared_ptr<CancelToken>& token,

@@ -175,9 +175,7 @@ bool CallSession::Core::CheckTimeLimit(int64_t now) {
     std::lock_guard lock(mu);
     // A hang-up or transfer already on its way ends the call anyway.
     if (action != AfterSpeech::kNone) return false;
-    const bool quiet = !endpointer.in_utterance() && agent_busy.load() == 0 &&
-                       !PlayingLocked(now) && !answer_pending;
-    if (!quiet && !forced) return false;
+    if (!QuietLocked(now) && !forced) return false;
     if (forced) StopPlaybackLocked();
   }
   time_limit_said = true;
@@ -189,16 +187,20 @@ bool CallSession::Core::CheckTimeLimit(int64_t now) {
   r.outcome = TurnOutcome::kTimeLimit;
   std::shared_ptr<CancelToken> token;
   const int idx = BeginTurn(std::move(r), token);  // cancels an answer still being prepared
-  if (res.call.time_limit_text.empty()) {
-    if (!closed.exchange(true)) {
-      ended.store(true);
-      metrics.hangups.Increment();
-      sink->Hangup("time limit reached");
-    }
-    FinishTurn(idx);
+  if (!res.call.time_limit_text.empty()) {
+    SpeakPrompt(idx, token, res.call.time_limit_text, AfterSpeech::kHangup,
+                std::string(kHangupTimeLimit));
     return true;
   }
-  SpeakPrompt(idx, token, res.call.time_limit_text, AfterSpeech::kHangup, "time limit reached");
+  {
+    // Nothing to say: the hang-up CheckTimers carries out on the next frame.
+    std::lock_guard lock(mu);
+    action = AfterSpeech::kHangup;
+    action_reason = kHangupTimeLimit;
+    action_armed = true;
+    action_at_ms = now;
+  }
+  FinishTurn(idx);
   return true;
 }
 
@@ -258,8 +260,7 @@ void CallSession::Core::CheckTimers() {
   bool quiet;
   {
     std::lock_guard lock(mu);
-    quiet = !endpointer.in_utterance() && agent_busy.load() == 0 && !PlayingLocked(now) &&
-            action == AfterSpeech::kNone && dtmf.empty();
+    quiet = QuietLocked(now) && action == AfterSpeech::kNone && dtmf.empty();
   }
   silence_ms = quiet ? silence_ms + audio::kFrameMs : 0;
   if (silence_ms >= res.call.reprompt_after_ms) {
@@ -271,7 +272,8 @@ void CallSession::Core::CheckTimers() {
       r.tier = TurnTier::kGoodbye;
       r.outcome = TurnOutcome::kNoResponse;
       int idx = BeginTurn(std::move(r), token);
-      SpeakPrompt(idx, token, res.call.goodbye_text, AfterSpeech::kHangup, "no response from caller");
+      SpeakPrompt(idx, token, res.call.goodbye_text, AfterSpeech::kHangup,
+                  std::string(kHangupNoResponse));
     } else {
       ++reprompts;
       metrics.reprompts.Increment();
@@ -381,7 +383,6 @@ void CallSession::Core::RunAnswer(int idx, const std::shared_ptr<CancelToken>& t
                                   const std::string& text, const std::shared_ptr<void>& busy,
                                   llm::GenerationSchedule* schedule) {
   if (closed.load() || token->cancelled()) return FinishTurn(idx);
-  const std::vector<answer::ChatMessage> past = history;  // a copy: the answer may take long
   AnswerHooks hooks;
   hooks.cancel = token.get();
   hooks.schedule = schedule;
@@ -399,7 +400,8 @@ void CallSession::Core::RunAnswer(int idx, const std::shared_ptr<CancelToken>& t
               "", busy);
   };
   const double called_at = NowMs();
-  auto result = res.answerer->Answer(text, caller, past, hooks);
+  // History is the answer strand's: nothing changes it while the answer runs here.
+  auto result = res.answerer->Answer(text, caller, history, hooks);
   {
     std::lock_guard lock(mu);
     if (answer_turn == idx && answer_pending) answer_pending = false;
@@ -451,12 +453,7 @@ void CallSession::Core::SpeakAnswer(int idx, const std::shared_ptr<CancelToken>&
                            : TurnOutcome::kAnswered;
     t.llm_gate = result->gated;
   }
-  history.push_back({"user", Redacted(text)});
-  history.push_back({"assistant", result->personal ? "<personal>" : result->text});
-  const size_t keep = static_cast<size_t>(res.call.history_turns) * 2;
-  if (history.size() > keep) {
-    history.erase(history.begin(), history.end() - static_cast<ptrdiff_t>(keep));
-  }
+  AddToHistory(text, result->personal ? "<personal>" : result->text);
   AfterSpeech after = transfer ? AfterSpeech::kTransfer : AfterSpeech::kNone;
   std::string reason = result->transfer ? "caller not verified"
                        : transfer       ? "no answer tier could answer"

@@ -31,6 +31,8 @@ class CallSink {
   // Drops every queued, not yet played audio frame (barge-in: the caller talks over the agent).
   virtual void Clear() = 0;
   // The agent ends the call (goodbye, no response, fatal error). No further audio follows.
+  // `reason` is free text for logs, except the kHangup* values below, which a transport may
+  // count apart.
   virtual void Hangup(std::string_view reason) = 0;
   // The agent hands the call to a human agent; the transport carries it out or records it.
   virtual void Transfer(std::string_view reason) = 0;
@@ -38,5 +40,10 @@ class CallSink {
   // "error". `json` is one complete JSON text.
   virtual void Event(std::string_view type, std::string_view json) = 0;
 };
+
+// Hangup reasons of the session's own endings: silence through the re-prompts
+// (call.reprompt_max), and the call's longest length (CallInfo::max_call_ms).
+inline constexpr std::string_view kHangupNoResponse = "no response from caller";
+inline constexpr std::string_view kHangupTimeLimit = "time limit reached";
 
 }  // namespace hotline::pipeline

@@ -16,7 +16,7 @@ enum class TurnKind : uint8_t {
   kGreeting,  // the agent answered the call
   kReprompt,  // the caller was silent
   kDtmf,      // keypad digits (a PIN)
-  kTimeLimit, // the call reached its longest length (CallInfo::max_call_ms): goodbye
+  kTimeLimit,  // the call reached its longest length (CallInfo::max_call_ms): goodbye
 };
 std::string_view TurnKindName(TurnKind kind);
 

@@ -50,11 +50,9 @@ class CountingSink final : public DetachableCallSink {
   void SendMark(std::string_view name) override { inner_->SendMark(name); }
   void Clear() override { inner_->Clear(); }
   void Hangup(std::string_view reason) override {
-    // The session's goodbye after its re-prompts went unanswered (call.reprompt_max), or at the
-    // call's longest length (calls.max_call_ms).
     CallEndReason why = CallEndReason::kAgentHangup;
-    if (reason.find("no response") != std::string_view::npos) why = CallEndReason::kNoSpeech;
-    if (reason.find("time limit") != std::string_view::npos) why = CallEndReason::kMaxDuration;
+    if (reason == pipeline::kHangupNoResponse) why = CallEndReason::kNoSpeech;
+    if (reason == pipeline::kHangupTimeLimit) why = CallEndReason::kMaxDuration;
     registry_.CountEnded(why);
     inner_->Hangup(reason);
   }
