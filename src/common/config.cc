@@ -2,9 +2,12 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include "common/utf8.h"
 
 namespace hotline {
 namespace config_internal {
@@ -42,8 +45,22 @@ std::string Decode(const YAML::Node& node, bool& out) {
   return "";
 }
 
+namespace {
+// Configured text is spoken, logged and dumped back to YAML; bytes that are not UTF-8 would be
+// rewritten on the way (a dump turns each into U+FFFD), so they are refused here.
+std::string NotUtf8(const std::string& text) {
+  const size_t bad = FirstInvalidUtf8(text);
+  if (bad == std::string::npos) return "";
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[bad]));
+  return "text that is not valid UTF-8 (byte " + std::string(byte) + " at offset " +
+         std::to_string(bad) + "); save the file as UTF-8";
+}
+}  // namespace
+
 std::string Decode(const YAML::Node& node, std::string& out) {
   if (!node.IsScalar()) return Got(node);
+  if (std::string err = NotUtf8(node.Scalar()); !err.empty()) return "got " + err;
   out = node.Scalar();
   return "";
 }
@@ -53,6 +70,7 @@ std::string Decode(const YAML::Node& node, std::vector<std::string>& out) {
   std::vector<std::string> v;
   for (const auto& item : node) {
     if (!item.IsScalar()) return "an item " + Got(item);
+    if (std::string err = NotUtf8(item.Scalar()); !err.empty()) return "an item got " + err;
     v.push_back(item.Scalar());
   }
   out = std::move(v);

@@ -85,6 +85,26 @@ TEST(Config, WrongTypeNamesPathLineAndType) {
   EXPECT_FALSE(s.ok());
 }
 
+TEST(Config, TextThatIsNotUtf8IsRefusedWithItsKeyAndLine) {
+  RootConfig c;
+  // A Latin-1 'e' in a string and in a list item: a dump would turn it into U+FFFD (three bytes),
+  // so the file would not say what was loaded.
+  Status s = ParseConfigYaml("engine:\n  kv:\n    dtype: caf\xe9\n", "h.yaml", c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("h.yaml:3"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("engine.kv.dtype"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("not valid UTF-8 (byte 0xe9 at offset 3)"), std::string::npos) << s;
+  s = ParseConfigYaml("engine:\n  stop: [ok, \"\xff\"]\n", "h.yaml", c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("engine.stop"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("UTF-8"), std::string::npos) << s;
+  EXPECT_EQ(c.engine.stop, (std::vector<std::string>{"</s>"}));
+  // Multi-byte text is fine.
+  s = ParseConfigYaml("engine:\n  stop: [\"\xe6\x82\xa8\xe5\xa5\xbd\"]\n", "h.yaml", c);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(c.engine.stop, (std::vector<std::string>{"\xe6\x82\xa8\xe5\xa5\xbd"}));
+}
+
 TEST(Config, InvalidYamlNamesLine) {
   RootConfig c;
   Status s = ParseConfigYaml("engine:\n  kv: [unclosed\n", "h.yaml", c);

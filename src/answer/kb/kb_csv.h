@@ -23,10 +23,6 @@ struct CsvRecord {
   std::vector<std::string> fields;
 };
 
-// Offset of the first byte of `text` that does not start a valid UTF-8 sequence (overlong forms
-// and surrogates are invalid), or npos when all of it is UTF-8.
-size_t FirstInvalidUtf8(std::string_view text);
-
 class CsvReader {
  public:
   struct Limits {
