@@ -124,6 +124,7 @@ TEST(AnswerStack, IntentTemplateWithAToolIsPersonalAndNeverCached) {
 AnswererConfig ModelFirst() {
   AnswererConfig config;
   config.kb_direct_min_score = 1e9;
+  config.kb_direct_agreed_min_score = 1e9;
   // These questions (gift wrapping, card charges) are outside the demo knowledge base's intents:
   // the LLM gate would send them to the fallback (tests/answer/llm_gate_demo_test.cc). Here the
   // model must answer them so that the semantic cache can learn its answers.

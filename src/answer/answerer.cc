@@ -291,9 +291,17 @@ Result<std::optional<AnswerResult>> Answerer::FromKnowledgeOrModel(
   std::vector<Passage> passages = Retrieve(q);
   if (!passages.empty()) {
     const Passage& top = passages[0];
-    const bool intent_ok = !config_.kb_direct_requires_intent_match || q.intent.empty() ||
-                           top.article.intent.empty() || top.article.intent == q.intent;
-    if (top.score >= config_.kb_direct_min_score && intent_ok) {
+    // Spoken straight from the knowledge base only when the classifier's best guess (accepted
+    // or not) names the passage's intent: two independent readings of the turn agree. A
+    // misheard or out-of-scope turn still finds some passage with a fair BM25 score, but its
+    // best guess rarely points at the same article (docs/answers.md#the-knowledge-base-tier).
+    const std::string& guess = q.prediction ? q.prediction->intent : q.intent;
+    const bool judged = config_.kb_direct_requires_intent_match && !guess.empty() &&
+                        !top.article.intent.empty();
+    const bool speak = judged ? top.article.intent == guess &&
+                                    top.score >= config_.kb_direct_agreed_min_score
+                              : top.score >= config_.kb_direct_min_score;
+    if (speak) {
       const std::vector<std::string> deps{KnowledgeBase::StampFor(top.article.id)};
       std::vector<uint64_t> snapshot;
       if (parts_.l3) {

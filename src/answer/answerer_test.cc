@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <functional>
 
 #include "answer/cache/memory_store.h"
 
@@ -25,6 +26,13 @@ Result<Question> FakeUnderstand(std::string_view turn) {
   if (q.text.find("my order") != std::string::npos) q.intent = "track_order";
   if (q.text.find("delivery") != std::string::npos) q.intent = "delivery_period";
   if (q.text.find("october") != std::string::npos) q.entities["month"] = "2026-10";
+  // A classifier's best guess it did not accept (q.intent stays empty).
+  if (q.text.find("forgot") != std::string::npos) {
+    q.prediction.emplace();
+    q.prediction->intent = "recover_password";
+    q.prediction->top_two = 0.9;  // sure enough for the LLM gate
+    q.intent.clear();
+  }
   return q;
 }
 
@@ -125,7 +133,8 @@ struct World {
   SpyTier l2;
   std::unique_ptr<Answerer> answerer;
 
-  explicit World(bool with_llm = true, AnswerTier* l1 = nullptr) {
+  explicit World(bool with_llm = true, AnswerTier* l1 = nullptr,
+                 const std::function<void(AnswererConfig&)>& tune = {}) {
     EXPECT_TRUE(kb->ImportCsv(kKb, "kb.csv").ok());
     EXPECT_TRUE(accounts->SeedDemo().ok());
     tools = CreateDemoTools(*accounts).value();
@@ -133,6 +142,8 @@ struct World {
     AnswererConfig config;
     config.kb_sync_interval_ms = 0;
     config.kb_direct_min_score = 0.5;
+    config.kb_direct_agreed_min_score = 0.5;
+    if (tune) tune(config);
     AnswererParts parts;
     parts.understand = FakeUnderstand;
     parts.l1 = l1;
@@ -191,6 +202,45 @@ TEST(Answerer, ReportsWhichTierAnswered) {
   EXPECT_EQ(miss->tier, AnswerTierId::kFallback);
   EXPECT_FALSE(miss->text.empty());
   EXPECT_EQ(streamed, 0);
+}
+
+TEST(Answerer, APassageIsSpokenOnlyWhenTheClassifiersBestGuessIsItsIntent) {
+  {
+    World w;
+    CallerSession caller("+15550199");
+    // The best guess (not accepted) names another article: the model answers, not the passage.
+    AnswerResult r = w.Ask("I forgot how long standard delivery takes", caller);
+    EXPECT_EQ(r.tier, AnswerTierId::kLlm);
+    // The same passage, with a guess that agrees (the fake's delivery_period).
+    r = w.Ask("How long does standard delivery take?", caller);
+    EXPECT_EQ(r.tier, AnswerTierId::kKnowledgeBase);
+  }
+  // An agreeing guess lowers the score a passage needs from kb_direct_min_score to
+  // kb_direct_agreed_min_score.
+  auto agreed_floor = [](double floor) {
+    return [floor](AnswererConfig& c) {
+      c.kb_direct_min_score = 1e9;
+      c.kb_direct_agreed_min_score = floor;
+    };
+  };
+  {
+    World w(true, nullptr, agreed_floor(0.5));
+    CallerSession caller("+15550199");
+    EXPECT_EQ(w.Ask("How long does standard delivery take?", caller).tier,
+              AnswerTierId::kKnowledgeBase);
+  }
+  {
+    World w(true, nullptr, agreed_floor(1e9));
+    CallerSession caller("+15550199");
+    EXPECT_EQ(w.Ask("How long does standard delivery take?", caller).tier, AnswerTierId::kLlm);
+  }
+  // With the check off, the passage's score alone decides, whatever the guess.
+  {
+    World w(true, nullptr, [](AnswererConfig& c) { c.kb_direct_requires_intent_match = false; });
+    CallerSession caller("+15550199");
+    EXPECT_EQ(w.Ask("I forgot how long standard delivery takes", caller).tier,
+              AnswerTierId::kKnowledgeBase);
+  }
 }
 
 TEST(Answerer, AFailingTierFallsThrough) {

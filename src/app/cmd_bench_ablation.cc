@@ -348,6 +348,7 @@ Result<Answering> BuildAnswering(const Setup& setup, const RowSpec& row, llm::La
   cfg.use_intent_cache = row.caches;
   cfg.use_semantic_cache = row.caches;
   cfg.kb_direct_min_score = 1e9;  // nothing spoken straight from the knowledge base
+  cfg.kb_direct_agreed_min_score = 1e9;
   cfg.tool_intents.clear();       // no account tools: no PIN prompts
   cfg.intent_templates.clear();
   cfg.prompt.reserved_output_tokens = setup.answer_tokens;

@@ -465,7 +465,8 @@ TEST_F(ClusterChaos, AnswerCachedOnOneNodeIsServedByAnotherFromRedis) {
   ASSERT_TRUE(
       cluster.Up("--nodes 2 --models 1 --set answer.use_intent_cache=false"
                  " --set answer.use_semantic_cache=false"
-                 " --set answer.kb_direct_min_score=1000000000"))
+                 " --set answer.kb_direct_min_score=1000000000"
+                 " --set answer.kb_direct_agreed_min_score=1000000000"))
       << cluster.log();
   std::vector<std::unique_ptr<Call>> first;
   first.push_back(StartCall(cluster.NodePort(1), "CAshareA", 1, 1));
@@ -499,7 +500,8 @@ TEST_F(ClusterChaos, ModelServerKilledTheOtherAnswers) {
   ASSERT_TRUE(
       cluster.Up("--nodes 2 --models 2 --set answer.use_intent_cache=false"
                  " --set answer.use_semantic_cache=false"
-                 " --set answer.kb_direct_min_score=1000000000"))
+                 " --set answer.kb_direct_min_score=1000000000"
+                 " --set answer.kb_direct_agreed_min_score=1000000000"))
       << cluster.log();
   const int lb = cluster.Port("BALANCER_PORT");
   std::vector<std::unique_ptr<Call>> calls;

@@ -152,6 +152,7 @@ class LlmCallTest : public ::testing::Test {
     o.answer.use_intent_cache = false;
     o.answer.use_semantic_cache = false;
     o.answer.kb_direct_min_score = 1e9;
+    o.answer.kb_direct_agreed_min_score = 1e9;
     o.llm = llm;
     o.call.reprompt_after_ms = 60000;
     o.metrics = &metrics_;

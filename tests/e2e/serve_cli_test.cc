@@ -189,7 +189,8 @@ TEST(ServeCli, DoctorNamesAnInducedLongTail) {
     execl(binary.c_str(), binary.c_str(), "serve", "--port", "0", "--audiosocket-port", "0",
           "--set", "log_level=warn", "--set", "speech_in.endpointer.trailing_silence_ms=1600",
           "--set", "speech_in.endpointer.complete_silence_ms=1600", "--set",
-          "call.reprompt_after_ms=60000", static_cast<char*>(nullptr));
+          "call.reprompt_after_ms=60000", "--set", "call.fallback_retries=10",
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   close(err_pipe[1]);
@@ -233,7 +234,8 @@ TEST(ServeCli, DoctorNamesAnInducedLongTail) {
     ASSERT_TRUE(caller.WaitForAudio(AudioSocketCaller::Clock::now(), 20000).has_value());
     ASSERT_TRUE(caller.WaitForQuiet(700, 20000));
     // The caller's turns: the agent's greeting played back to it (any speech makes a turn; what
-    // it says does not matter to the latency).
+    // it says does not matter to the latency). It is no question, so each gets the rephrase
+    // request; call.fallback_retries above keeps the call from being transferred after two.
     const std::vector<int16_t> speech = caller.ReceivedAudio();
     ASSERT_GT(speech.size(), 8000u);
     for (int turn = 0; turn < 3; ++turn) {

@@ -59,6 +59,7 @@ class ModelBatchTest : public ::testing::Test {
     o.answer.use_intent_cache = false;
     o.answer.use_semantic_cache = false;
     o.answer.kb_direct_min_score = 1e9;
+    o.answer.kb_direct_agreed_min_score = 1e9;
     o.answer.llm_gate.enabled = false;
     o.answer.prompt.max_seq_len = 256;
     o.answer.prompt.max_passages = 0;
