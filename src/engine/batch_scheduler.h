@@ -231,7 +231,24 @@ class BatchScheduler {
   using Clock = std::chrono::steady_clock;
   BatchScheduler(Engine& engine, const BatchSchedulerConfig& config);
   void Loop();
+  // One scheduling step (batch_scheduler_step.cc), in this order:
   void Step(bool paused);
+  // cancellations and new priorities/deadlines from the handles, both queues sorted;
+  void TakeHints();
+  // waiting requests admitted in order while slots and blocks allow (a better-ordered one takes
+  // the slot of the lowest running one);
+  void AdmitWaiting();
+  // this step's positions packed into batch_ (decode tokens first, then prompt chunks; far
+  // deadlines sit out while others have work); returns the token budget left;
+  int Pack();
+  // nothing packed because everyone is stuck for blocks: the lowest is preempted, or one that
+  // cannot fit the pool alone fails;
+  void Unstick();
+  // otherwise the forward pass over batch_ (joiners welcome within `budget_left`), its positions
+  // committed to the KV cache,
+  void Forward(int budget_left);
+  // and each logits row's next token sampled and handed out (stop, length and context checks).
+  void SampleNextTokens();
   void Admit(Seq& s);
   // True when a running sequence is still computing whole blocks of `w`'s prompt that `w` could
   // share once they are cached.

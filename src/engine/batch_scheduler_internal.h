@@ -1,0 +1,108 @@
+// What batch_scheduler.cc (submission, admission, the forward pass and its joiners) and
+// batch_scheduler_step.cc (one scheduling step) share: a request's state on the scheduler thread
+// and the engine's process-wide metrics. Internal to hotline_engine.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "common/metrics.h"
+#include "engine/batch_scheduler.h"
+
+namespace hotline::engine {
+
+struct BatchScheduler::Seq {
+  explicit Seq(BatchRequest r) : req(std::move(r)), sampler(req.sampling) {}
+
+  std::shared_ptr<RequestHandle> handle;
+  BatchRequest req;
+  Sampler sampler;
+  // Prompt followed by every generated token handed out; positions [0, n_computed) are in the
+  // KV cache. The last generated token is computed by the next step (it gives the next logits).
+  std::vector<int32_t> tokens;
+  // Chained prefix-cache hashes of the full blocks of `tokens` (PagedKvCache::BlockHashes),
+  // computed at Submit on the caller's thread and extended when generated tokens fill blocks,
+  // so admission never hashes a prompt twice.
+  std::vector<uint64_t> hashes;
+  int n_computed = 0;
+  int id = -1;  // KV cache sequence of the current admission
+  int priority = 0;
+  Clock::time_point deadline = Clock::time_point::max();
+  uint64_t arrival = 0;
+  Clock::time_point submitted, admitted_at, last_token;
+  bool ever_admitted = false;
+  bool prompt_done = false;
+  bool finished = false;
+  bool preempted = false;  // this step: move back to waiting_
+  int chunk = 0;           // positions packed this step
+  double itl_sum_ms = 0;
+  int itl_n = 0;
+  BatchResult result;
+};
+
+namespace batch_internal {
+
+inline double Ms(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+template <class S>
+bool Before(const S& a, const S& b) {
+  if (a.priority != b.priority) return a.priority < b.priority;
+  if (a.deadline != b.deadline) return a.deadline < b.deadline;
+  return a.arrival < b.arrival;
+}
+
+// Process-wide gauges of the batching scheduler on /metrics (one engine per process; with several
+// schedulers, as in tests, the gauges show the last one to publish).
+struct EngineMetrics {
+  Gauge& waiting;
+  Gauge& running;
+  Gauge& kv_blocks_total;
+  Gauge& kv_blocks_in_use;
+  Gauge& kv_blocks_cached;
+  Counter& prefix_hit_tokens;
+  Counter& preemptions;
+  Counter& joined;
+  Counter& copied_prefix_tokens;
+  Counter& generated_tokens;
+  Counter& steps;
+  Histogram& batch_sequences;
+  Histogram& batch_tokens;
+  Histogram& first_token_s;
+  Histogram& inter_token_s;
+  static EngineMetrics& Get() {
+    MetricsRegistry& r = MetricsRegistry::Global();
+    static EngineMetrics m{
+        r.GetGauge("hotline_engine_queue_depth", "Requests waiting for a batch slot"),
+        r.GetGauge("hotline_engine_running_sequences", "Sequences in the running batch"),
+        r.GetGauge("hotline_engine_kv_blocks_capacity", "KV cache blocks in the pool"),
+        r.GetGauge("hotline_engine_kv_blocks_in_use", "KV cache blocks held by sequences"),
+        r.GetGauge("hotline_engine_kv_blocks_cached", "KV cache blocks in the prefix cache"),
+        r.GetCounter("hotline_engine_prefix_hit_tokens_total",
+                     "Prompt tokens served from the prefix cache"),
+        r.GetCounter("hotline_engine_preemptions_total",
+                     "Sequences preempted for KV blocks or a batch slot"),
+        r.GetCounter("hotline_engine_joined_requests_total",
+                     "Requests that joined a forward pass already in flight"),
+        r.GetCounter("hotline_engine_prefix_copied_tokens_total",
+                     "Prompt tokens copied from another sequence's partial KV block"),
+        r.GetCounter("hotline_engine_generated_tokens_total", "Tokens generated"),
+        r.GetCounter("hotline_engine_steps_total", "Batched forward passes"),
+        r.GetHistogram("hotline_engine_batch_sequences", "Sequences per forward pass",
+                       PowersOfTwoBuckets(1024)),
+        r.GetHistogram("hotline_engine_batch_tokens", "Tokens per forward pass",
+                       PowersOfTwoBuckets(65536)),
+        r.GetHistogram("hotline_engine_first_token_seconds", "Submit to first token",
+                       LatencyBucketsSeconds()),
+        r.GetHistogram("hotline_engine_inter_token_seconds", "Time between two tokens of a request",
+                       LatencyBucketsSeconds()),
+    };
+    return m;
+  }
+};
+
+}  // namespace batch_internal
+
+}  // namespace hotline::engine
