@@ -39,6 +39,7 @@
 #include "answer/answer_stack.h"
 #include "answer/kb/knowledge_base.h"
 #include "app/cli.h"
+#include "app/eval_turns_report.h"
 #include "app/hotline_config.h"
 #include "app/turn_questions.h"
 #include "asr/lm_builder.h"
@@ -54,6 +55,8 @@
 
 namespace hotline::cli {
 namespace {
+
+using eval_turns::Item;
 
 constexpr char kUsage[] =
     "usage: hotline eval turns [options]\n"
@@ -252,16 +255,6 @@ class SpeechCache {
 // ---------------------------------------------------------------------------------------------
 // Utterances.
 
-struct Item {
-  std::string group;  // tuning | report | real
-  std::string voice;
-  std::string set;   // banking77 | clinc150 | bitext | recording name
-  std::string kind;  // hesitation kind; "" for complete utterances
-  std::string text;  // what is said ("before … after" for paused ones)
-  asr::TurnUtterance utt;
-  asr::TurnTrace trace;
-};
-
 constexpr int kLeadMs = 500;
 constexpr int kTailMs = 2000;
 
@@ -298,88 +291,6 @@ asr::TurnUtterance Assemble(const std::vector<int16_t>& a, const std::vector<int
 }
 
 // ---------------------------------------------------------------------------------------------
-// Policies and summaries.
-
-struct GroupKey {
-  std::string group, voice, kind;
-  int pause = 0;
-};
-
-nlohmann::json Summarize(const std::vector<const Item*>& items,
-                         const std::vector<asr::TurnOutcome>& outcomes) {
-  std::map<int, asr::TurnStats> by_pause;
-  for (size_t i = 0; i < items.size(); ++i) {
-    asr::TurnStats& s = by_pause[items[i]->utt.pause_ms];
-    ++s.n;
-    if (outcomes[i].cut_off) ++s.cut_offs;
-    if (!outcomes[i].cut_off) s.delays_ms.push_back(outcomes[i].delay_ms);
-  }
-  nlohmann::json j = nlohmann::json::object();
-  for (auto& [pause, s] : by_pause) {
-    nlohmann::json r = {{"n", s.n}, {"cut_offs", s.cut_offs}, {"cut_off_rate", s.cut_off_rate()}};
-    if (pause == 0) {
-      r["delay_p50_ms"] = s.DelayPercentile(0.5);
-      r["delay_p90_ms"] = s.DelayPercentile(0.9);
-    }
-    j[pause == 0 ? "complete" : std::to_string(pause)] = r;
-  }
-  return j;
-}
-
-struct PolicyResult {
-  asr::TurnPolicy policy;
-  std::vector<asr::TurnOutcome> outcomes;  // per item
-};
-
-std::vector<asr::TurnOutcome> ReplayAll(const std::vector<Item>& items, const asr::TurnPolicy& p) {
-  std::vector<asr::TurnOutcome> out;
-  out.reserve(items.size());
-  for (const Item& it : items) out.push_back(asr::ReplayPolicy(it.utt, it.trace, p));
-  return out;
-}
-
-nlohmann::json Breakdown(const std::vector<Item>& items, const std::vector<asr::TurnOutcome>& out,
-                         const std::function<std::string(const Item&)>& key,
-                         const std::string& group) {
-  std::map<std::string, std::pair<std::vector<const Item*>, std::vector<asr::TurnOutcome>>> parts;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (items[i].group != group) continue;
-    auto& p = parts[key(items[i])];
-    p.first.push_back(&items[i]);
-    p.second.push_back(out[i]);
-  }
-  nlohmann::json j = nlohmann::json::object();
-  for (auto& [k, p] : parts) j[k] = Summarize(p.first, p.second);
-  return j;
-}
-
-// The complete-question items of `kind` paused ones get their kind's complete twin: a kind
-// breakdown reports only paused items (delays belong to complete questions).
-nlohmann::json Report(const std::vector<Item>& items, const std::vector<asr::TurnOutcome>& out) {
-  nlohmann::json j;
-  for (const char* group : {"tuning", "report", "real"}) {
-    auto all = Breakdown(
-        items, out, [](const Item&) { return std::string("all"); }, group);
-    if (all.empty()) continue;
-    j[group]["all"] = all["all"];
-    j[group]["by_voice"] = Breakdown(
-        items, out, [](const Item& it) { return it.voice; }, group);
-    j[group]["by_set"] = Breakdown(
-        items, out, [](const Item& it) { return it.set; }, group);
-    j[group]["by_kind"] = Breakdown(
-        items, out, [](const Item& it) { return it.kind.empty() ? "complete" : it.kind; }, group);
-  }
-  return j;
-}
-
-double Get(const nlohmann::json& j, const std::string& group, const std::string& row,
-           const char* field) {
-  if (!j.contains(group) || !j[group]["all"].contains(row)) return -1;
-  const auto& r = j[group]["all"][row];
-  return r.contains(field) ? r[field].get<double>() : -1;
-}
-
-// ---------------------------------------------------------------------------------------------
 
 std::vector<std::string> SplitList(const std::string& s) {
   std::vector<std::string> out;
@@ -413,6 +324,188 @@ std::vector<Recording> Recordings() {
     r.push_back({id.substr(id.size() - 4), d + "librivox/" + id + ".wav", text, false});
   }
   return r;
+}
+
+// Utterances: per voice, questions of each set (train split for tuning voices, test split for
+// report voices), whole and with each pause, synthesized on `threads` threads through `cache_dir`.
+Status SynthesizeItems(const std::vector<Voice>& voices, const std::vector<turns::QuestionSet>& sets,
+                       int per_set, const std::vector<int>& pauses, const std::string& cache_dir,
+                       int threads, std::vector<Item>* items) {
+  SpeechCache cache(cache_dir);
+  struct Job {
+    const Voice* voice;
+    std::string set, spoken;
+    std::optional<Split> split;
+  };
+  std::vector<Job> jobs;
+  for (const Voice& v : voices) {
+    for (const turns::QuestionSet& s : sets) {
+      const std::vector<std::string>& qs = v.tuning ? s.train : s.test;
+      std::mt19937 rng(static_cast<uint32_t>(Fnv1a(v.name + s.name)));
+      std::vector<size_t> order(qs.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::shuffle(order.begin(), order.end(), rng);
+      int taken = 0;
+      for (size_t i = 0; i < order.size() && taken < per_set; ++i) {
+        const std::string spoken = SpokenText(qs[order[i]]);
+        auto split = ChooseSplit(spoken, static_cast<size_t>(taken), rng);
+        if (!split) continue;
+        jobs.push_back({&v, s.name, spoken, split});
+        ++taken;
+      }
+    }
+  }
+  std::fprintf(stderr, "eval turns: %zu questions x (1 + %zu pauses), synthesizing (cache %s)\n",
+               jobs.size(), pauses.size(), cache_dir.c_str());
+  {
+    std::vector<std::vector<Item>> per_job(jobs.size());
+    std::atomic<size_t> next{0};
+    std::mutex err_mu;
+    Status first_error;
+    auto work = [&] {
+      for (size_t j; (j = next.fetch_add(1)) < jobs.size();) {
+        const Job& job = jobs[j];
+        auto whole = cache.Get(*job.voice, job.spoken);
+        auto before = cache.Get(*job.voice, job.split->before);
+        auto after = cache.Get(*job.voice, job.split->after);
+        if (!whole.ok() || !before.ok() || !after.ok()) {
+          std::lock_guard lock(err_mu);
+          first_error = !whole.ok()    ? whole.status()
+                        : !before.ok() ? before.status()
+                                       : after.status();
+          continue;
+        }
+        const std::string group = job.voice->tuning ? "tuning" : "report";
+        const uint32_t seed = static_cast<uint32_t>(Fnv1a(job.voice->name + job.spoken));
+        Item it{group, job.voice->name, job.set, "", job.spoken, Assemble(*whole, nullptr, 0, seed),
+                {}};
+        per_job[j].push_back(std::move(it));
+        for (int p : pauses) {
+          Item ip{group,
+                  job.voice->name,
+                  job.set,
+                  job.split->kind,
+                  job.split->before + " … " + job.split->after,
+                  Assemble(*before, &*after, p, seed + static_cast<uint32_t>(p)),
+                  {}};
+          per_job[j].push_back(std::move(ip));
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+    for (auto& t : pool) t.join();
+    if (!first_error.ok()) return first_error.WithContext("synthesis");
+    for (auto& v : per_job) {
+      for (auto& it : v) items->push_back(std::move(it));
+    }
+  }
+  return Status::Ok();
+}
+
+// Real recordings: whole, and with pauses at a word boundary after a function word (word timings
+// from the generic US English model, which knows their words).
+Status AddRecordings(const std::vector<int>& pauses, std::vector<Item>* items) {
+  asr::AsrConfig generic;
+  generic.pocketsphinx.max_streams = 2;
+  auto aligner = asr::CreateRecognizer(generic);
+  if (!aligner.ok()) return aligner.status().WithContext("aligning recognizer");
+  for (const Recording& r : Recordings()) {
+    auto read = r.raw ? audio::ReadRawFile(r.path, 16000) : audio::ReadWavFile(r.path);
+    if (!read.ok()) {
+      std::fprintf(stderr, "note: %s: %s (left out)\n", r.path.c_str(),
+                   read.status().message().c_str());
+      continue;
+    }
+    auto narrow = audio::Resample(audio::AudioView(read->audio), 8000);
+    if (!narrow.ok()) return narrow.status();
+    std::vector<int16_t> speech = TrimSilence(narrow->samples);
+    const uint32_t seed = static_cast<uint32_t>(Fnv1a(r.name));
+    items->push_back(
+        {"real", "human", r.name, "", r.text, Assemble(speech, nullptr, 0, seed), {}});
+    // Align the trimmed speech.
+    auto stream = (*aligner)->CreateStream(8000);
+    if (!stream.ok()) return stream.status();
+    if (Status s = (*stream)->AcceptFrames(audio::AudioView(speech, 8000)); !s.ok()) return s;
+    auto result = (*stream)->Finish();
+    if (!result.ok()) return result.status();
+    const auto& w = result->words;
+    std::optional<size_t> cut;
+    std::string kind;
+    for (size_t k = 1; k + 2 < w.size() && !cut; ++k) {
+      for (const auto& [name, list] :
+           {std::pair<std::string, const std::set<std::string>*>{"article", &kArticles},
+            {"preposition", &kPrepositions},
+            {"auxiliary", &kAuxiliaries}}) {
+        if (list->count(w[k].word) && w[k + 1].start_ms >= w[k].end_ms) {
+          cut = k;
+          kind = name;
+          break;
+        }
+      }
+    }
+    if (!cut) {  // no function word heard: the middle word boundary
+      if (w.size() < 3) continue;
+      cut = w.size() / 2 - 1;
+      kind = "word";
+    }
+    const int64_t at_ms = (w[*cut].end_ms + w[*cut + 1].start_ms) / 2;
+    const size_t at = std::min(speech.size(), static_cast<size_t>(at_ms) * 8);
+    const std::vector<int16_t> a(speech.begin(), speech.begin() + static_cast<ptrdiff_t>(at));
+    const std::vector<int16_t> b(speech.begin() + static_cast<ptrdiff_t>(at), speech.end());
+    std::string said;
+    for (size_t k = 0; k < w.size(); ++k)
+      said += (k ? " " : "") + w[k].word + (k == *cut ? " …" : "");
+    for (int p : pauses) {
+      items->push_back({"real",
+                       "human",
+                       r.name,
+                       kind,
+                       said,
+                       Assemble(a, &b, p, seed + static_cast<uint32_t>(p)),
+                       {}});
+    }
+  }
+  return Status::Ok();
+}
+
+// Every utterance through the VAD, the recognizer and the turn detector's inputs, on `threads`
+// threads (each its own VAD; streams from the recognizer's pool).
+Status TraceItems(std::vector<Item>& items, asr::Recognizer& recognizer,
+                  const std::shared_ptr<const asr::TurnEndModel>& model,
+                  const asr::LooksCompleteFn& looks_complete, const audio::VadConfig& vad_config,
+                  int threads) {
+  std::fprintf(stderr, "eval turns: tracing %zu utterances on %d threads\n", items.size(), threads);
+  {
+    std::atomic<size_t> next{0};
+    std::mutex err_mu;
+    Status first_error;
+    auto work = [&] {
+      auto vad = audio::Vad::Create(vad_config, 8000);
+      if (!vad.ok()) {
+        std::lock_guard lock(err_mu);
+        first_error = vad.status();
+        return;
+      }
+      for (size_t i; (i = next.fetch_add(1)) < items.size();) {
+        auto stream = recognizer.CreateStream(8000);
+        Result<asr::TurnTrace> trace =
+            stream.ok() ? asr::TraceUtterance(items[i].utt, *vad, **stream, model, looks_complete)
+                        : Result<asr::TurnTrace>(stream.status());
+        if (!trace.ok()) {
+          std::lock_guard lock(err_mu);
+          first_error = trace.status();
+          continue;
+        }
+        items[i].trace = std::move(*trace);
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+    for (auto& t : pool) t.join();
+    if (!first_error.ok()) return first_error.WithContext("trace");
+  }
+  return Status::Ok();
 }
 
 int RunEvalTurns(std::span<const std::string> argv) {
@@ -514,335 +607,37 @@ int RunEvalTurns(std::span<const std::string> argv) {
            (*peeked)->tier != answer::AnswerTierId::kFallback;
   };
 
-  // Utterances: per voice, questions of each set (train split for tuning voices, test split for
-  // report voices), whole and with each pause.
-  SpeechCache cache(cache_dir);
   std::vector<Item> items;
-  struct Job {
-    const Voice* voice;
-    std::string set, spoken;
-    std::optional<Split> split;
-  };
-  std::vector<Job> jobs;
-  for (const Voice& v : voices) {
-    for (const turns::QuestionSet& s : *sets) {
-      const std::vector<std::string>& qs = v.tuning ? s.train : s.test;
-      std::mt19937 rng(static_cast<uint32_t>(Fnv1a(v.name + s.name)));
-      std::vector<size_t> order(qs.size());
-      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::shuffle(order.begin(), order.end(), rng);
-      int taken = 0;
-      for (size_t i = 0; i < order.size() && taken < *per_set; ++i) {
-        const std::string spoken = SpokenText(qs[order[i]]);
-        auto split = ChooseSplit(spoken, static_cast<size_t>(taken), rng);
-        if (!split) continue;
-        jobs.push_back({&v, s.name, spoken, split});
-        ++taken;
-      }
-    }
+  if (Status st = SynthesizeItems(voices, *sets, static_cast<int>(*per_set), pauses, cache_dir,
+                                  static_cast<int>(*threads), &items);
+      !st.ok()) {
+    return Fail(st);
   }
-  std::fprintf(stderr, "eval turns: %zu questions x (1 + %zu pauses), synthesizing (cache %s)\n",
-               jobs.size(), pauses.size(), cache_dir.c_str());
-  {
-    std::vector<std::vector<Item>> per_job(jobs.size());
-    std::atomic<size_t> next{0};
-    std::mutex err_mu;
-    Status first_error;
-    auto work = [&] {
-      for (size_t j; (j = next.fetch_add(1)) < jobs.size();) {
-        const Job& job = jobs[j];
-        auto whole = cache.Get(*job.voice, job.spoken);
-        auto before = cache.Get(*job.voice, job.split->before);
-        auto after = cache.Get(*job.voice, job.split->after);
-        if (!whole.ok() || !before.ok() || !after.ok()) {
-          std::lock_guard lock(err_mu);
-          first_error = !whole.ok()    ? whole.status()
-                        : !before.ok() ? before.status()
-                                       : after.status();
-          continue;
-        }
-        const std::string group = job.voice->tuning ? "tuning" : "report";
-        const uint32_t seed = static_cast<uint32_t>(Fnv1a(job.voice->name + job.spoken));
-        Item it{group, job.voice->name, job.set, "", job.spoken, Assemble(*whole, nullptr, 0, seed),
-                {}};
-        per_job[j].push_back(std::move(it));
-        for (int p : pauses) {
-          Item ip{group,
-                  job.voice->name,
-                  job.set,
-                  job.split->kind,
-                  job.split->before + " … " + job.split->after,
-                  Assemble(*before, &*after, p, seed + static_cast<uint32_t>(p)),
-                  {}};
-          per_job[j].push_back(std::move(ip));
-        }
-      }
-    };
-    std::vector<std::thread> pool;
-    for (long long t = 0; t < *threads; ++t) pool.emplace_back(work);
-    for (auto& t : pool) t.join();
-    if (!first_error.ok()) return Fail(first_error.WithContext("synthesis"));
-    for (auto& v : per_job) {
-      for (auto& it : v) items.push_back(std::move(it));
-    }
-  }
-
-  // Real recordings: whole, and with pauses at a word boundary after a function word (word
-  // timings from the generic US English model, which knows their words).
   if (!no_real) {
-    asr::AsrConfig generic;
-    generic.pocketsphinx.max_streams = 2;
-    auto aligner = asr::CreateRecognizer(generic);
-    if (!aligner.ok()) return Fail(aligner.status().WithContext("aligning recognizer"));
-    for (const Recording& r : Recordings()) {
-      auto read = r.raw ? audio::ReadRawFile(r.path, 16000) : audio::ReadWavFile(r.path);
-      if (!read.ok()) {
-        std::fprintf(stderr, "note: %s: %s (left out)\n", r.path.c_str(),
-                     read.status().message().c_str());
-        continue;
-      }
-      auto narrow = audio::Resample(audio::AudioView(read->audio), 8000);
-      if (!narrow.ok()) return Fail(narrow.status());
-      std::vector<int16_t> speech = TrimSilence(narrow->samples);
-      const uint32_t seed = static_cast<uint32_t>(Fnv1a(r.name));
-      items.push_back(
-          {"real", "human", r.name, "", r.text, Assemble(speech, nullptr, 0, seed), {}});
-      // Align the trimmed speech.
-      auto stream = (*aligner)->CreateStream(8000);
-      if (!stream.ok()) return Fail(stream.status());
-      if (Status s = (*stream)->AcceptFrames(audio::AudioView(speech, 8000)); !s.ok())
-        return Fail(s);
-      auto result = (*stream)->Finish();
-      if (!result.ok()) return Fail(result.status());
-      const auto& w = result->words;
-      std::optional<size_t> cut;
-      std::string kind;
-      for (size_t k = 1; k + 2 < w.size() && !cut; ++k) {
-        for (const auto& [name, list] :
-             {std::pair<std::string, const std::set<std::string>*>{"article", &kArticles},
-              {"preposition", &kPrepositions},
-              {"auxiliary", &kAuxiliaries}}) {
-          if (list->count(w[k].word) && w[k + 1].start_ms >= w[k].end_ms) {
-            cut = k;
-            kind = name;
-            break;
-          }
-        }
-      }
-      if (!cut) {  // no function word heard: the middle word boundary
-        if (w.size() < 3) continue;
-        cut = w.size() / 2 - 1;
-        kind = "word";
-      }
-      const int64_t at_ms = (w[*cut].end_ms + w[*cut + 1].start_ms) / 2;
-      const size_t at = std::min(speech.size(), static_cast<size_t>(at_ms) * 8);
-      const std::vector<int16_t> a(speech.begin(), speech.begin() + static_cast<ptrdiff_t>(at));
-      const std::vector<int16_t> b(speech.begin() + static_cast<ptrdiff_t>(at), speech.end());
-      std::string said;
-      for (size_t k = 0; k < w.size(); ++k)
-        said += (k ? " " : "") + w[k].word + (k == *cut ? " …" : "");
-      for (int p : pauses) {
-        items.push_back({"real",
-                         "human",
-                         r.name,
-                         kind,
-                         said,
-                         Assemble(a, &b, p, seed + static_cast<uint32_t>(p)),
-                         {}});
-      }
-    }
+    if (Status st = AddRecordings(pauses, &items); !st.ok()) return Fail(st);
+  }
+  if (Status st = TraceItems(items, **recognizer, *model, looks_complete, cfg->speech_in.vad,
+                             static_cast<int>(*threads));
+      !st.ok()) {
+    return Fail(st);
   }
 
-  // Trace every utterance through VAD, recognizer and the detector's inputs.
-  std::fprintf(stderr, "eval turns: tracing %zu utterances on %lld threads\n", items.size(),
-               *threads);
-  {
-    std::atomic<size_t> next{0};
-    std::mutex err_mu;
-    Status first_error;
-    auto work = [&] {
-      auto vad = audio::Vad::Create(cfg->speech_in.vad, 8000);
-      if (!vad.ok()) {
-        std::lock_guard lock(err_mu);
-        first_error = vad.status();
-        return;
-      }
-      for (size_t i; (i = next.fetch_add(1)) < items.size();) {
-        auto stream = (*recognizer)->CreateStream(8000);
-        Result<asr::TurnTrace> trace =
-            stream.ok() ? asr::TraceUtterance(items[i].utt, *vad, **stream, *model, looks_complete)
-                        : Result<asr::TurnTrace>(stream.status());
-        if (!trace.ok()) {
-          std::lock_guard lock(err_mu);
-          first_error = trace.status();
-          continue;
-        }
-        items[i].trace = std::move(*trace);
-      }
-    };
-    std::vector<std::thread> pool;
-    for (long long t = 0; t < *threads; ++t) pool.emplace_back(work);
-    for (auto& t : pool) t.join();
-    if (!first_error.ok()) return Fail(first_error.WithContext("trace"));
-  }
-
-  // Policies.
-  std::vector<asr::TurnPolicy> policies;
   const audio::EndpointerConfig ep = cfg->speech_in.endpointer;
-  for (int s : {300, 500, 700, 1000, 1300, 1600}) {
-    asr::TurnPolicy p;
-    p.name = "silence " + std::to_string(s) + " ms";
-    p.endpointer = ep;
-    p.endpointer.trailing_silence_ms = s;
-    p.endpointer.complete_silence_ms = std::min(ep.complete_silence_ms, s);
-    policies.push_back(p);
-  }
-  {
-    asr::TurnPolicy p;
-    p.name = "old rule (silence " + std::to_string(ep.trailing_silence_ms) + " ms, " +
-             std::to_string(ep.complete_silence_ms) + " ms with the hint)";
-    p.endpointer = ep;
-    p.use_hint = true;
-    policies.push_back(p);
-  }
-  asr::TurnDetectorConfig det = cfg->asr.turn;
-  {
-    asr::TurnPolicy p;
-    p.name = "detector (asr.turn)";
-    p.endpointer = ep;
-    p.use_detector = true;
-    p.detector = det;
-    policies.push_back(p);
-    for (int c : {300, 400, 650, 800}) {
-      asr::TurnPolicy q = p;
-      q.detector.center_wait_ms = std::clamp(c, det.min_wait_ms, det.max_wait_ms);
-      q.name = "detector, center " + std::to_string(q.detector.center_wait_ms) + " ms";
-      policies.push_back(q);
-    }
-  }
-  nlohmann::json tuned_json;
-  if (tune) {
-    // Grid search on the tuning voices only: the configuration with the lowest P50 + P90 delay on
-    // complete questions among those with cut-offs at 600 ms <= 2.5 % and at 1,000 ms <= 10 %
-    // (half the targets' room: the report voices are other voices).
-    std::vector<Item> tuning;
-    for (const Item& it : items) {
-      if (it.group == "tuning") tuning.push_back(it);
-    }
-    double best_cost = 1e18;
-    asr::TurnDetectorConfig best = det;
-    int tried = 0;
-    for (int center : {350, 420, 500, 580, 660, 740}) {
-      for (double slope : {60.0, 90.0, 120.0, 160.0, 220.0}) {
-        for (double open : {0.0, -1.0, -2.0}) {
-          for (double lexical : {0.5, 0.75, 1.0}) {
-            for (double pitch : {0.0, 0.15}) {
-              for (double energy : {0.0, 0.05}) {
-                for (int min_wait : {60, 100}) {
-                  asr::TurnPolicy p;
-                  p.endpointer = ep;
-                  p.use_detector = true;
-                  p.detector = det;
-                  p.detector.center_wait_ms = center;
-                  p.detector.ms_per_logit = slope;
-                  p.detector.open_word_logit = open;
-                  p.detector.pitch_fall_weight = pitch;
-                  p.detector.energy_drop_weight = energy;
-                  p.detector.min_wait_ms = min_wait;
-                  p.detector.lexical_weight = lexical;
-                  if (!p.detector.Validate().ok()) continue;
-                  ++tried;
-                  const auto out = ReplayAll(tuning, p);
-                  std::vector<const Item*> ptrs;
-                  for (const Item& it : tuning) ptrs.push_back(&it);
-                  const nlohmann::json s = Summarize(ptrs, out);
-                  const double c600 =
-                      s.contains("600") ? s["600"]["cut_off_rate"].get<double>() : 0;
-                  const double c1000 =
-                      s.contains("1000") ? s["1000"]["cut_off_rate"].get<double>() : 0;
-                  if (c600 > 0.025 || c1000 > 0.10 || !s.contains("complete")) continue;
-                  const double cost = s["complete"]["delay_p50_ms"].get<double>() +
-                                      s["complete"]["delay_p90_ms"].get<double>();
-                  if (cost < best_cost) {
-                    best_cost = cost;
-                    best = p.detector;
-                  }
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-    tuned_json = {{"tried", tried},
-                  {"found", best_cost < 1e18},
-                  {"center_wait_ms", best.center_wait_ms},
-                  {"ms_per_logit", best.ms_per_logit},
-                  {"open_word_logit", best.open_word_logit},
-                  {"pitch_fall_weight", best.pitch_fall_weight},
-                  {"energy_drop_weight", best.energy_drop_weight},
-                  {"min_wait_ms", best.min_wait_ms},
-                  {"lexical_weight", best.lexical_weight}};
-    asr::TurnPolicy p;
-    p.name = "detector, tuned";
-    p.endpointer = ep;
-    p.use_detector = true;
-    p.detector = best;
-    policies.push_back(p);
-  }
-
+  const asr::TurnDetectorConfig det = cfg->asr.turn;
+  std::vector<asr::TurnPolicy> policies = eval_turns::StandardPolicies(ep, det);
   nlohmann::json js;
+  if (tune) {
+    nlohmann::json tuned;
+    policies.push_back(eval_turns::TuneDetector(items, ep, det, &tuned));
+    js["tuned"] = tuned;
+  }
   js["utterances"] = items.size();
   js["pauses_ms"] = pauses;
   for (const Voice& v : voices) js[v.tuning ? "tuning_voices" : "report_voices"].push_back(v.name);
   js["questions_per_set_and_voice"] = *per_set;
   js["real_recordings"] = !no_real;
   js["noise"] = "white, 40 dB under the speech; 8 kHz mu-law";
-  if (tune) js["tuned"] = tuned_json;
-  std::map<std::string, nlohmann::json> reports;
-  for (const asr::TurnPolicy& p : policies) {
-    nlohmann::json r = Report(items, ReplayAll(items, p));
-    r["name"] = p.name;
-    if (p.use_detector) {
-      nlohmann::json d;
-      d["center_wait_ms"] = p.detector.center_wait_ms;
-      d["ms_per_logit"] = p.detector.ms_per_logit;
-      d["min_wait_ms"] = p.detector.min_wait_ms;
-      d["max_wait_ms"] = p.detector.max_wait_ms;
-      r["detector"] = d;
-    }
-    js["policies"].push_back(r);
-  }
-  // Examples the default detector cut off, for reading.
-  {
-    asr::TurnPolicy p;
-    p.endpointer = ep;
-    p.use_detector = true;
-    p.detector = det;
-    const auto out = ReplayAll(items, p);
-    nlohmann::json cut = nlohmann::json::array();
-    for (size_t i = 0; i < items.size() && cut.size() < 40; ++i) {
-      if (!out[i].cut_off || items[i].group == "tuning") continue;
-      cut.push_back({{"voice", items[i].voice},
-                     {"pause_ms", items[i].utt.pause_ms},
-                     {"kind", items[i].kind},
-                     {"text", items[i].text},
-                     {"heard", items[i].trace.final_partial}});
-    }
-    js["detector_cut_examples"] = cut;
-    nlohmann::json slow = nlohmann::json::array();
-    for (size_t i = 0; i < items.size() && slow.size() < 40; ++i) {
-      if (items[i].utt.pause_ms != 0 || out[i].delay_ms <= 450 || items[i].group == "tuning")
-        continue;
-      const asr::TurnFrame& last = items[i].trace.frames.back();
-      slow.push_back({{"voice", items[i].voice},
-                      {"text", items[i].text},
-                      {"heard", items[i].trace.final_partial},
-                      {"delay_ms", out[i].delay_ms},
-                      {"end_probability", last.lexical_p}});
-    }
-    js["detector_slow_examples"] = slow;
-  }
+  eval_turns::AddPolicyReports(items, policies, ep, det, js);
 
   if (out_path) {
     std::ofstream f(*out_path);
@@ -853,103 +648,7 @@ int RunEvalTurns(std::span<const std::string> argv) {
     std::printf("%s\n", js.dump(2).c_str());
     return 0;
   }
-
-  // Text report.
-  std::printf("turn-taking: %zu utterances; pauses", items.size());
-  for (int p : pauses) std::printf(" %d", p);
-  std::printf(" ms; tuning voices (train-split questions):");
-  for (const Voice& v : voices) {
-    if (v.tuning) std::printf(" %s", v.name.c_str());
-  }
-  std::printf("; report voices (test-split questions):");
-  for (const Voice& v : voices) {
-    if (!v.tuning) std::printf(" %s", v.name.c_str());
-  }
-  std::printf("%s\n", no_real ? "" : "; real recordings (pocketsphinx-testdata)");
-  for (const char* group : {"report", "real", "tuning"}) {
-    if (!js["policies"][0].contains(group)) continue;
-    std::printf(
-        "\n[%s] false cut-offs by pause length; end-of-turn delay after complete questions\n",
-        group);
-    std::printf("%-44s", "policy");
-    for (int p : pauses) std::printf(" %7s", ("cut@" + std::to_string(p)).c_str());
-    std::printf(" %8s %8s %6s\n", "eot_p50", "eot_p90", "n");
-    for (const auto& r : js["policies"]) {
-      std::printf("%-44s", r["name"].get<std::string>().c_str());
-      for (int p : pauses) {
-        const double c = Get(r, group, std::to_string(p), "cut_off_rate");
-        std::printf(" %6.1f%%", 100 * c);
-      }
-      std::printf(" %6.0fms %6.0fms %6.0f\n", Get(r, group, "complete", "delay_p50_ms"),
-                  Get(r, group, "complete", "delay_p90_ms"), Get(r, group, "complete", "n"));
-    }
-  }
-  // Old rule against the default detector, per voice and per hesitation kind.
-  const nlohmann::json* old_rule = nullptr;
-  const nlohmann::json* detector = nullptr;
-  for (const auto& r : js["policies"]) {
-    if (r["name"].get<std::string>().starts_with("old rule")) old_rule = &r;
-    if (r["name"] == "detector (asr.turn)") detector = &r;
-  }
-  auto row = [&](const nlohmann::json& part, const std::string& key, const char* field) {
-    return part.contains(key) && part[key].contains(field) ? part[key][field].get<double>() : -1.0;
-  };
-  for (const char* group : {"report", "real", "tuning"}) {
-    if (!old_rule || !detector || !old_rule->contains(group)) continue;
-    std::printf("\n[%s] per voice: old rule -> detector\n%-10s %17s %17s %17s %17s\n", group,
-                "voice", "cut@600", "cut@1000", "eot_p50", "eot_p90");
-    for (const auto& [voice, o] : (*old_rule)[group]["by_voice"].items()) {
-      const auto& d = (*detector)[group]["by_voice"][voice];
-      std::printf("%-10s %7.1f%% -> %5.1f%% %7.1f%% -> %5.1f%% %6.0f -> %4.0fms %6.0f -> %4.0fms\n",
-                  voice.c_str(), 100 * row(o, "600", "cut_off_rate"),
-                  100 * row(d, "600", "cut_off_rate"), 100 * row(o, "1000", "cut_off_rate"),
-                  100 * row(d, "1000", "cut_off_rate"), row(o, "complete", "delay_p50_ms"),
-                  row(d, "complete", "delay_p50_ms"), row(o, "complete", "delay_p90_ms"),
-                  row(d, "complete", "delay_p90_ms"));
-    }
-    std::printf("[%s] per question set: old rule -> detector\n%-10s %17s %17s %17s %17s\n", group,
-                "set", "cut@600", "cut@1000", "eot_p50", "eot_p90");
-    for (const auto& [set, o] : (*old_rule)[group]["by_set"].items()) {
-      const auto& d = (*detector)[group]["by_set"][set];
-      std::printf("%-10s %7.1f%% -> %5.1f%% %7.1f%% -> %5.1f%% %6.0f -> %4.0fms %6.0f -> %4.0fms\n",
-                  set.c_str(), 100 * row(o, "600", "cut_off_rate"),
-                  100 * row(d, "600", "cut_off_rate"), 100 * row(o, "1000", "cut_off_rate"),
-                  100 * row(d, "1000", "cut_off_rate"), row(o, "complete", "delay_p50_ms"),
-                  row(d, "complete", "delay_p50_ms"), row(o, "complete", "delay_p90_ms"),
-                  row(d, "complete", "delay_p90_ms"));
-    }
-    std::printf("[%s] per hesitation kind: old rule -> detector\n%-12s %17s %17s %17s\n", group,
-                "kind", "cut@600", "cut@1000", "cut@1500");
-    for (const auto& [kind, o] : (*old_rule)[group]["by_kind"].items()) {
-      if (kind == "complete") continue;
-      const auto& d = (*detector)[group]["by_kind"][kind];
-      std::printf("%-12s %7.1f%% -> %5.1f%% %7.1f%% -> %5.1f%% %7.1f%% -> %5.1f%%   (n %0.f)\n",
-                  kind.c_str(), 100 * row(o, "600", "cut_off_rate"),
-                  100 * row(d, "600", "cut_off_rate"), 100 * row(o, "1000", "cut_off_rate"),
-                  100 * row(d, "1000", "cut_off_rate"), 100 * row(o, "1500", "cut_off_rate"),
-                  100 * row(d, "1500", "cut_off_rate"), row(o, "600", "n"));
-    }
-  }
-  if (old_rule && detector && old_rule->contains("report")) {
-    const double o50 = Get(*old_rule, "report", "complete", "delay_p50_ms");
-    const double d50 = Get(*detector, "report", "complete", "delay_p50_ms");
-    const double o90 = Get(*old_rule, "report", "complete", "delay_p90_ms");
-    const double d90 = Get(*detector, "report", "complete", "delay_p90_ms");
-    const double o600 = Get(*old_rule, "report", "600", "cut_off_rate");
-    const double d600 = Get(*detector, "report", "600", "cut_off_rate");
-    const double o1000 = Get(*old_rule, "report", "1000", "cut_off_rate");
-    const double d1000 = Get(*detector, "report", "1000", "cut_off_rate");
-    std::printf(
-        "\nreport voices, detector / old rule: cut@600 %.1f%% / %.1f%%, cut@1000 %.1f%% / %.1f%%, "
-        "eot P50 %.0f / %.0f ms (x%.2f), P90 %.0f / %.0f ms (x%.2f)\n",
-        100 * d600, 100 * o600, 100 * d1000, 100 * o1000, d50, o50, o50 > 0 ? d50 / o50 : 0, d90,
-        o90, o90 > 0 ? d90 / o90 : 0);
-    std::printf(
-        "targets: cut@600 <= 5%% %s, cut@1000 <= 15%% %s, P50 <= 250 ms %s, P90 <= 450 ms %s\n",
-        d600 <= 0.05 ? "met" : "NOT met", d1000 <= 0.15 ? "met" : "NOT met",
-        d50 <= 250 ? "met" : "NOT met", d90 <= 450 ? "met" : "NOT met");
-  }
-  if (tune) std::printf("\ntuned on the tuning voices: %s\n", tuned_json.dump().c_str());
+  eval_turns::PrintTurnsReport(js);
   return 0;
 }
 
