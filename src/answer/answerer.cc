@@ -294,7 +294,7 @@ Result<std::optional<AnswerResult>> Answerer::FromKnowledgeOrModel(
     // Spoken straight from the knowledge base only when the classifier's best guess (accepted
     // or not) names the passage's intent: two independent readings of the turn agree. A
     // misheard or out-of-scope turn still finds some passage with a fair BM25 score, but its
-    // best guess rarely points at the same article (docs/answers.md#the-knowledge-base-tier).
+    // best guess rarely points at the same article (docs/answers.md, "The knowledge-base tier").
     const std::string& guess = q.prediction ? q.prediction->intent : q.intent;
     const bool judged = config_.kb_direct_requires_intent_match && !guess.empty() &&
                         !top.article.intent.empty();
