@@ -1,5 +1,6 @@
 #include "common/log.h"
 #include "common/log_format.h"
+#include "common/utf8.h"
 
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -55,38 +56,6 @@ constexpr const char* kJsonPattern =
 
 bool NeedsEscape(unsigned char c) { return c < 0x20 || c == 0x7f; }
 
-// Length of the valid UTF-8 sequence at text[i], or 0.
-size_t Utf8Length(std::string_view text, size_t i) {
-  const auto c = static_cast<unsigned char>(text[i]);
-  size_t n;
-  uint32_t cp;
-  if (c < 0x80) return 1;
-  if ((c & 0xe0) == 0xc0) {
-    n = 2;
-    cp = c & 0x1f;
-  } else if ((c & 0xf0) == 0xe0) {
-    n = 3;
-    cp = c & 0x0f;
-  } else if ((c & 0xf8) == 0xf0) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > text.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    const auto d = static_cast<unsigned char>(text[i + k]);
-    if ((d & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (d & 0x3f);
-  }
-  // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
-  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-      (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) {
-    return 0;
-  }
-  return n;
-}
-
 // `text` as the inside of a JSON string.
 std::string JsonEscaped(std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -106,7 +75,7 @@ std::string JsonEscaped(std::string_view text) {
     } else if (c < 0x80) {
       out.push_back(static_cast<char>(c));
       ++i;
-    } else if (const size_t n = Utf8Length(text, i); n > 0) {
+    } else if (const size_t n = Utf8SequenceLength(text, i); n > 0) {
       out.append(text.substr(i, n));
       i += n;
     } else {

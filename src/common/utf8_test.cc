@@ -19,5 +19,16 @@ TEST(Utf8, FirstInvalidByteIsFound) {
   EXPECT_EQ(FirstInvalidUtf8("\xe2\x28\xa1"), 0u);       // bad continuation byte
 }
 
+TEST(Utf8, SequenceLengthAtAnOffset) {
+  const std::string s = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xff";
+  EXPECT_EQ(Utf8SequenceLength(s, 0), 1u);
+  EXPECT_EQ(Utf8SequenceLength(s, 1), 2u);
+  EXPECT_EQ(Utf8SequenceLength(s, 3), 3u);
+  EXPECT_EQ(Utf8SequenceLength(s, 6), 4u);
+  EXPECT_EQ(Utf8SequenceLength(s, 10), 0u);  // 0xff
+  EXPECT_EQ(Utf8SequenceLength(s, 2), 0u);   // a continuation byte starts nothing
+  EXPECT_EQ(Utf8SequenceLength("\xe2\x82", 0), 0u);  // cut short
+}
+
 }  // namespace
 }  // namespace hotline
