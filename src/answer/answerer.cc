@@ -58,6 +58,10 @@ Status AnswererConfig::Validate() const {
     }
   }
   if (kb_sync_interval_ms < 0) return InvalidArgumentError("kb_sync_interval_ms must not be negative");
+  // BM25 scores are positive; a very large floor switches direct answers off.
+  if (!(kb_direct_min_score >= 0) || !(kb_direct_agreed_min_score >= 0)) {
+    return InvalidArgumentError("kb_direct_min_score and kb_direct_agreed_min_score must be >= 0");
+  }
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cmath>
 #include <functional>
 
 #include "answer/cache/memory_store.h"
@@ -447,6 +448,15 @@ TEST(Answerer, ConfigValidation) {
   parts.understand = FakeUnderstand;
   EXPECT_FALSE(Answerer::Create(c, parts).ok());
   EXPECT_FALSE(Answerer::Create(AnswererConfig{}, AnswererParts{}).ok());  // no understander
+  AnswererConfig scores;
+  scores.kb_direct_agreed_min_score = -1;
+  auto r = Answerer::Create(scores, parts);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("kb_direct_agreed_min_score"), std::string::npos);
+  scores.kb_direct_agreed_min_score = std::nan("");
+  EXPECT_FALSE(Answerer::Create(scores, parts).ok());
+  scores.kb_direct_agreed_min_score = 1e9;  // off
+  EXPECT_TRUE(Answerer::Create(scores, parts).ok());
 }
 
 }  // namespace
