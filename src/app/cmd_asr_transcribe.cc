@@ -1,5 +1,5 @@
-// `hotline asr transcribe IN.wav [--backend pocketsphinx|openai] [--lm DOMAIN_LM]
-//  [--lm-mode interpolated|switched] [--url URL] [--model NAME] [--json]`
+// `hotline asr transcribe IN.wav [--backend pocketsphinx|openai|whisper] [--lm DOMAIN_LM]
+//  [--lm-mode interpolated|switched] [--url URL] [--model NAME|GGUF] [--language CODE] [--json]`
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -15,24 +15,27 @@ namespace hotline::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: hotline asr transcribe IN.wav|IN.raw [--backend pocketsphinx|openai] [--lm DOMAIN_LM]\n"
-    "                              [--lm-mode interpolated|switched] [--url URL] [--model NAME]\n"
-    "                              [--json]\n"
+    "usage: hotline asr transcribe IN.wav|IN.raw [--backend pocketsphinx|openai|whisper]\n"
+    "                              [--lm DOMAIN_LM] [--lm-mode interpolated|switched] [--url URL]\n"
+    "                              [--model NAME|GGUF] [--language CODE] [--json]\n"
     "\n"
     "Transcribes one utterance (the whole file, streamed in 20 ms frames as a call would be).\n"
     "IN is a WAV file (any rate; resampled to 16 kHz unless it is 8 or 16 kHz) or headerless\n"
     "16 kHz 16-bit mono PCM (.raw).\n"
-    "  --backend NAME  pocketsphinx (default, embedded) or openai (remote server)\n"
+    "  --backend NAME  pocketsphinx (default, embedded), openai (remote server) or whisper\n"
+    "                  (embedded Whisper model)\n"
     "  --lm PATH       domain language model from `hotline asr build-lm` (pocketsphinx); in\n"
     "                  switched mode PATH.dict, when present, is used as the dictionary\n"
     "  --lm-mode MODE  interpolated (default: mixed with the generic model) or switched (the\n"
     "                  domain model alone: less memory and CPU per stream)\n"
     "  --url URL       openai: base URL of the server (default http://127.0.0.1:8000/v1)\n"
-    "  --model NAME    openai: model name (default whisper-1)\n"
+    "  --model NAME    openai: model name (default whisper-1); whisper: the GGUF from\n"
+    "                  `hotline engine convert-whisper`\n"
+    "  --language CODE whisper: language code (default en) or auto\n"
     "  --json          print text, confidence, word timings and timing figures as JSON\n";
 
 int RunTranscribe(std::span<const std::string> argv) {
-  auto parsed = Args::Parse(argv, {"--backend", "--lm", "--lm-mode", "--url", "--model"});
+  auto parsed = Args::Parse(argv, {"--backend", "--lm", "--lm-mode", "--url", "--model", "--language"});
   if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
   Args& args = *parsed;
   asr::AsrConfig config;
@@ -41,6 +44,8 @@ int RunTranscribe(std::span<const std::string> argv) {
   config.pocketsphinx.lm_mode = args.GetOr("--lm-mode", config.pocketsphinx.lm_mode);
   config.openai.url = args.GetOr("--url", config.openai.url);
   config.openai.model = args.GetOr("--model", config.openai.model);
+  config.whisper.model_path = args.GetOr("--model", "");
+  config.whisper.language = args.GetOr("--language", config.whisper.language);
   const bool json = args.Has("--json");
   // build-lm writes the model's own dictionary next to it: in switched mode it is all the
   // decoder needs, and it loads far faster than the full one.
@@ -105,7 +110,7 @@ int RunTranscribe(std::span<const std::string> argv) {
   return 0;
 }
 
-const CommandRegistrar kTranscribe({"asr transcribe", "transcribe a WAV/raw file (pocketsphinx or openai)",
+const CommandRegistrar kTranscribe({"asr transcribe", "transcribe a WAV/raw file (pocketsphinx, openai or whisper)",
                                     kUsage, RunTranscribe});
 
 }  // namespace

@@ -115,6 +115,61 @@ struct OpenAiAsrConfig {
   Status Validate() const;
 };
 
+// The in-process Whisper backend (asr/whisper/whisper_recognizer.h): the engine's Whisper encoder
+// and decoder on this machine's CPU, greedy decoding without timestamps.
+struct WhisperConfig {
+  // Whisper GGUF from `hotline engine convert-whisper ggml-base.bin -o base.gguf` (whisper.cpp's
+  // ggml models, any size or quantization). Required: the backend has no default model.
+  std::string model_path;
+  // Language code of the callers ("en", "zh", ... any of Whisper's 99), or "auto": identify it
+  // per pass from the decoder's first step over the language tokens (costs nothing extra, but a
+  // short or noisy utterance can be misidentified; a fixed code is more reliable). English-only
+  // models (*.en) take only "en" or "auto".
+  std::string language = "en";
+  // Compute threads per stream. Calls run in parallel, so 1 uses the cores best under load; more
+  // shortens one call's final pass (latency) when cores are idle.
+  int threads = 1;
+  // Streams open at once; each holds a compute pool and encoder/decoder workspaces (a few MB to
+  // tens of MB with the model size), kept for reuse. CreateStream() fails with
+  // kResourceExhausted beyond it.
+  int max_streams = 8;
+  // Audio (ms) between partial passes: each re-decodes the whole utterance so far, so a shorter
+  // interval gives fresher partials for proportionally more CPU. 0: no partials (Finish() only,
+  // the cheapest).
+  int partial_interval_ms = 500;
+  // Longest utterance one stream accepts (s). Whisper reads at most one 30 s window; longer turns
+  // are refused rather than cut.
+  int max_utterance_s = 30;
+  // Tokens decoded per pass at most (a 3 s question is ~10-20). Bounds the time of a pass on
+  // audio that makes the model loop; text past it is lost.
+  int max_tokens = 128;
+  // Whisper's temperature fallback (re-decoding with sampling when the greedy result looks
+  // degenerate). Not implemented: the backend decodes greedily (temperature 0) only, and true is
+  // refused.
+  bool temperature_fallback = false;
+  // Whisper's silence rule: a pass whose <|nospeech|> probability (after <|startoftranscript|>)
+  // is above this and whose mean token log-probability is below -1 gives empty text. Lower drops
+  // more doubtful speech; 1 disables the rule.
+  double no_speech_threshold = 0.6;
+
+  template <class V>
+  void Visit(V& v) {
+    v.Field("model_path", model_path, "Whisper GGUF (`hotline engine convert-whisper`)");
+    v.Field("language", language, "Language code (en, zh, ...) or auto");
+    v.Field("threads", threads, "Compute threads per stream");
+    v.Field("max_streams", max_streams, "Concurrent streams at most");
+    v.Field("partial_interval_ms", partial_interval_ms,
+            "Audio between partial passes (ms); 0 disables partials");
+    v.Field("max_utterance_s", max_utterance_s, "Longest utterance per stream (s, at most 30)");
+    v.Field("max_tokens", max_tokens, "Tokens decoded per pass at most");
+    v.Field("temperature_fallback", temperature_fallback,
+            "Re-decode with sampling on degenerate output (not implemented: must be false)");
+    v.Field("no_speech_threshold", no_speech_threshold,
+            "No-speech probability above which a low-confidence pass gives empty text");
+  }
+  Status Validate() const;
+};
+
 // The end-of-turn decision (asr/turn_detector.h): how long a silence ends the caller's turn,
 // chosen per 20 ms frame from the partial transcript, the recognizer's state and the voice.
 // Off by default: on the turn-taking benchmark (`hotline eval turns`, docs/speech-in.md) it stops
@@ -172,21 +227,24 @@ struct TurnDetectorConfig {
 };
 
 struct AsrConfig {
-  // "pocketsphinx" (embedded, streaming) or "openai" (remote, whole utterance).
+  // "pocketsphinx" (embedded, streaming), "openai" (remote, whole utterance) or "whisper"
+  // (embedded Whisper model, partials by re-decoding).
   std::string backend = "pocketsphinx";
   // Audio (ms) over which a partial must stay unchanged to be marked stable. Shorter lets the
   // pipeline start work earlier and risks acting on words that later change.
   int stable_ms = 300;
   PocketsphinxConfig pocketsphinx;
   OpenAiAsrConfig openai;
+  WhisperConfig whisper;
   TurnDetectorConfig turn;
 
   template <class V>
   void Visit(V& v) {
-    v.Field("backend", backend, "Recognizer backend: pocketsphinx | openai");
+    v.Field("backend", backend, "Recognizer backend: pocketsphinx | openai | whisper");
     v.Field("stable_ms", stable_ms, "Audio a partial must survive unchanged to be stable (ms)");
     v.Section("pocketsphinx", pocketsphinx);
     v.Section("openai", openai);
+    v.Section("whisper", whisper);
     v.Section("turn", turn);
   }
   Status Validate() const;

@@ -4,6 +4,7 @@
 
 #include "asr/openai/openai_recognizer.h"
 #include "asr/pocketsphinx/pocketsphinx_recognizer.h"
+#include "asr/whisper/whisper_recognizer.h"
 
 namespace hotline::asr {
 
@@ -67,12 +68,58 @@ Status OpenAiAsrConfig::Validate() const {
   return Status::Ok();
 }
 
+Status WhisperConfig::Validate() const {
+  // An empty model_path is fine while another backend is chosen (AsrConfig::Validate).
+  if (language.empty()) {
+    return InvalidArgumentError("language must be a Whisper language code (en, zh, ...) or 'auto'");
+  }
+  if (threads < 1 || threads > 64) {
+    return InvalidArgumentError("threads must be in [1, 64], got " + std::to_string(threads));
+  }
+  if (max_streams < 1 || max_streams > 1024) {
+    return InvalidArgumentError("max_streams must be in [1, 1024], got " +
+                                std::to_string(max_streams));
+  }
+  if (partial_interval_ms != 0 && (partial_interval_ms < 100 || partial_interval_ms > 10000)) {
+    return InvalidArgumentError(
+        "partial_interval_ms must be 0 (no partials) or in [100, 10000], got " +
+        std::to_string(partial_interval_ms));
+  }
+  if (max_utterance_s < 1 || max_utterance_s > 30) {
+    return InvalidArgumentError(
+        "max_utterance_s must be in [1, 30] (Whisper reads one 30 s window), got " +
+        std::to_string(max_utterance_s));
+  }
+  if (max_tokens < 1 || max_tokens > 224) {
+    return InvalidArgumentError(
+        "max_tokens must be in [1, 224] (Whisper samples at most half of its 448-token "
+        "context), got " + std::to_string(max_tokens));
+  }
+  if (temperature_fallback) {
+    return InvalidArgumentError(
+        "temperature_fallback is not implemented (the whisper backend decodes greedily); set it "
+        "to false");
+  }
+  if (!(no_speech_threshold >= 0 && no_speech_threshold <= 1)) {
+    return InvalidArgumentError(
+        "no_speech_threshold must be in [0, 1] (1 disables the rule), got " +
+        std::to_string(no_speech_threshold));
+  }
+  return Status::Ok();
+}
+
 Status AsrConfig::Validate() const {
-  if (backend != "pocketsphinx" && backend != "openai") {
-    return InvalidArgumentError("backend must be 'pocketsphinx' or 'openai', got '" + backend + "'");
+  if (backend != "pocketsphinx" && backend != "openai" && backend != "whisper") {
+    return InvalidArgumentError("backend must be 'pocketsphinx', 'openai' or 'whisper', got '" +
+                                backend + "'");
   }
   if (stable_ms < 0 || stable_ms > 10000) {
     return InvalidArgumentError("stable_ms must be in [0, 10000], got " + std::to_string(stable_ms));
+  }
+  if (backend == "whisper" && whisper.model_path.empty()) {
+    return InvalidArgumentError(
+        "whisper.model_path must name a Whisper GGUF; make one from a whisper.cpp model with "
+        "`hotline engine convert-whisper ggml-base.bin -o whisper-base.gguf`");
   }
   RETURN_IF_ERROR(turn.Validate().WithContext("turn"));
   return Status::Ok();
@@ -83,6 +130,11 @@ Result<std::unique_ptr<Recognizer>> CreateRecognizer(const AsrConfig& config) {
   if (config.backend == "pocketsphinx") {
     RETURN_IF_ERROR(config.pocketsphinx.Validate().WithContext("asr.pocketsphinx"));
     ASSIGN_OR_RETURN(auto r, PocketsphinxRecognizer::Create(config.pocketsphinx, config.stable_ms));
+    return std::unique_ptr<Recognizer>(std::move(r));
+  }
+  if (config.backend == "whisper") {
+    RETURN_IF_ERROR(config.whisper.Validate().WithContext("asr.whisper"));
+    ASSIGN_OR_RETURN(auto r, WhisperRecognizer::Create(config.whisper, config.stable_ms));
     return std::unique_ptr<Recognizer>(std::move(r));
   }
   RETURN_IF_ERROR(config.openai.Validate().WithContext("asr.openai"));

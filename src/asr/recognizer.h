@@ -10,7 +10,9 @@
 //   ASSIGN_OR_RETURN(AsrResult result, stream->Finish());  // at end of turn
 //
 // Backends (AsrConfig::backend): "pocketsphinx" (embedded, streaming partials, optional domain
-// language model), "openai" (POST /v1/audio/transcriptions of the whole utterance at Finish()).
+// language model), "openai" (POST /v1/audio/transcriptions of the whole utterance at Finish()),
+// "whisper" (a Whisper GGUF in process on the engine's kernels, any of its languages, partials
+// from re-decoding the growing utterance; asr/whisper/whisper_recognizer.h).
 //
 // Threads: a Recognizer is shared by all calls and its methods may be called from any thread.
 // A stream belongs to one call and is used from one thread at a time; different streams run in
