@@ -121,7 +121,7 @@ Result<std::unique_ptr<AnswerStack>> AnswerStack::Build(const AnswererConfig& co
   if (!accounts.ok()) return accounts.status().WithContext("accounts database");
   s->accounts_ = std::move(*accounts);
   if (demo_accounts) RETURN_IF_ERROR(s->accounts_->SeedDemo().WithContext("demo accounts"));
-  ASSIGN_OR_RETURN(ToolRegistry tools, CreateDemoTools(*s->accounts_));
+  ASSIGN_OR_RETURN(ToolRegistry tools, CreateDemoTools(*s->accounts_, config.language));
   s->tools_ = std::make_unique<ToolRegistry>(std::move(tools));
   s->attempt_counters_.push_back(AccountsAttemptCounters(*s->accounts_));
   if (store_config.backend == "redis") {
@@ -241,10 +241,13 @@ Result<std::unique_ptr<AnswerStack>> AnswerStack::Build(const AnswererConfig& co
   parts.llm = options.llm;
   parts.clock = s->clock_;
   ASSIGN_OR_RETURN(s->answerer_, Answerer::Create(config, std::move(parts)));
-  HLOG_INFO("answer stack: {} articles, intent classifier {} intents from {} questions in {:.0f} ms, "
+  HLOG_INFO("answer stack: {} articles, intent classifier {} intents from {} questions in {:.0f} ms "
+            "(threshold {:.3f}: {:.1f}% of held-out folds accepted at {:.1f}% precision), "
             "{} L1 templates, L2 {}, LLM {}",
             s->report_.articles, s->report_.intents, s->report_.training_examples,
-            s->report_.classifier_ms, s->report_.l1_templates, s->semantic_ ? "on" : "off",
+            s->report_.classifier_ms, s->report_.classifier_threshold,
+            100 * s->report_.cv_coverage, 100 * s->report_.cv_precision,
+            s->report_.l1_templates, s->semantic_ ? "on" : "off",
             options.llm ? options.llm->name() : std::string("none"));
   return s;
 }

@@ -42,6 +42,9 @@ std::string_view TierName(AnswerTierId tier) {
 }
 
 Status AnswererConfig::Validate() const {
+  if (language != "en" && language != "zh") {
+    return InvalidArgumentError("language is '" + language + "'; expected en or zh");
+  }
   for (const auto& pair : tool_intents) {
     const size_t eq = pair.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size()) {

@@ -162,6 +162,10 @@ struct AnswerOptions {
 };
 
 struct AnswererConfig {
+  // The callers' language: "en" or "zh" (Mandarin). It picks how account tools word their answers
+  // (dollars or 元, "November 2026" or "2026年11月"); Chinese text is recognized as such by itself
+  // everywhere else (normalization, features, the knowledge base's trigram search, speech).
+  std::string language = "en";
   // L1: the intent classifier (trained at start-up on the knowledge base's example questions)
   // and its answer templates.
   bool use_intent_cache = true;
@@ -216,6 +220,7 @@ struct AnswererConfig {
 
   template <class V>
   void Visit(V& v) {
+    v.Field("language", language, "Callers' language: en or zh (how account tools word answers)");
     v.Field("use_intent_cache", use_intent_cache, "Answer from L1 intent templates");
     v.Section("intent", intent);
     v.Section("intent_cache", intent_cache);

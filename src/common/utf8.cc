@@ -6,10 +6,18 @@
 namespace hotline {
 
 size_t Utf8SequenceLength(std::string_view text, size_t i) {
+  char32_t cp;
+  return DecodeUtf8(text, i, &cp);
+}
+
+size_t DecodeUtf8(std::string_view text, size_t i, char32_t* out) {
   const auto c = static_cast<unsigned char>(text[i]);
   size_t n;
-  uint32_t cp;
-  if (c < 0x80) return 1;
+  char32_t cp;
+  if (c < 0x80) {
+    *out = c;
+    return 1;
+  }
   if ((c & 0xe0) == 0xc0) {
     n = 2;
     cp = c & 0x1f;
@@ -33,7 +41,26 @@ size_t Utf8SequenceLength(std::string_view text, size_t i) {
       (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) {
     return 0;
   }
+  *out = cp;
   return n;
+}
+
+void AppendUtf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else {
+    out.push_back(static_cast<char>(0xf0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  }
 }
 
 size_t FirstInvalidUtf8(std::string_view text) {

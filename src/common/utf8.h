@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace hotline {
@@ -10,6 +11,22 @@ namespace hotline {
 // Length (1-4) of the valid UTF-8 sequence that starts at text[i], or 0 when none does there
 // (overlong forms, UTF-16 surrogates, code points past U+10FFFF, cut-short sequences). i < size.
 size_t Utf8SequenceLength(std::string_view text, size_t i);
+
+// Decodes the valid UTF-8 sequence at text[i] into `*cp` and returns its length (1-4), or 0 when
+// none starts there (same rules as Utf8SequenceLength). i < size.
+size_t DecodeUtf8(std::string_view text, size_t i, char32_t* cp);
+
+// Appends the UTF-8 form of `cp` (REQUIRES: a Unicode scalar value, <= U+10FFFF, no surrogate).
+void AppendUtf8(std::string& out, char32_t cp);
+
+// A Han (Chinese) character: the CJK Unified Ideographs blocks and their extensions, and the
+// compatibility ideographs. Chinese text has no spaces between words; code that splits text into
+// words treats each run of these specially.
+inline bool IsHan(char32_t cp) {
+  return (cp >= 0x4e00 && cp <= 0x9fff) || (cp >= 0x3400 && cp <= 0x4dbf) ||
+         (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0x20000 && cp <= 0x2ffff) ||
+         (cp >= 0x30000 && cp <= 0x3134f);
+}
 
 // Offset of the first byte of `text` that does not start a valid UTF-8 sequence (overlong forms,
 // UTF-16 surrogates and code points past U+10FFFF are invalid), or npos when all of it is UTF-8.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace hotline {
 namespace {
@@ -28,6 +29,33 @@ TEST(Utf8, SequenceLengthAtAnOffset) {
   EXPECT_EQ(Utf8SequenceLength(s, 10), 0u);  // 0xff
   EXPECT_EQ(Utf8SequenceLength(s, 2), 0u);   // a continuation byte starts nothing
   EXPECT_EQ(Utf8SequenceLength("\xe2\x82", 0), 0u);  // cut short
+}
+
+TEST(Utf8, DecodeAndAppendRoundTrip) {
+  const std::string s = "a\xc3\xa9\xe8\xaf\x9d\xf0\x9f\x98\x80";  // a é 话 😀
+  std::string back;
+  std::vector<char32_t> cps;
+  for (size_t i = 0; i < s.size();) {
+    char32_t cp = 0;
+    const size_t n = DecodeUtf8(s, i, &cp);
+    ASSERT_GT(n, 0u);
+    cps.push_back(cp);
+    AppendUtf8(back, cp);
+    i += n;
+  }
+  EXPECT_EQ(cps, (std::vector<char32_t>{U'a', 0xe9, 0x8bdd, 0x1f600}));
+  EXPECT_EQ(back, s);
+  char32_t cp = 0;
+  EXPECT_EQ(DecodeUtf8("\xc0\xaf", 0, &cp), 0u);  // overlong
+}
+
+TEST(Utf8, HanCharacters) {
+  EXPECT_TRUE(IsHan(0x8bdd));    // 话
+  EXPECT_TRUE(IsHan(0x4e00));    // 一
+  EXPECT_TRUE(IsHan(0x20000));   // extension B
+  EXPECT_FALSE(IsHan(0x3002));   // 。 (punctuation)
+  EXPECT_FALSE(IsHan(0xff11));   // fullwidth 1
+  EXPECT_FALSE(IsHan(U'a'));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "pipeline/call_session.h"
 
+#include "common/utf8.h"
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -11,6 +13,7 @@
 #include "audio/codec.h"
 #include "common/log.h"
 #include "common/log_format.h"
+#include "common/utf8.h"
 #include "pipeline/call_session_core.h"
 
 namespace hotline::pipeline {
@@ -57,14 +60,48 @@ std::string TurnReport::OutcomeText() const {
 std::string PhraseText(std::string_view text) {
   std::string out;
   bool space = false;
-  for (char ch : text) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) || c == '\'') {
-      if (space && !out.empty()) out.push_back(' ');
-      space = false;
-      if (c != '\'') out.push_back(static_cast<char>(std::tolower(c)));
-    } else {
+  auto word_char = [&](auto append) {
+    if (space && !out.empty()) out.push_back(' ');
+    space = false;
+    append();
+  };
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (std::isalnum(c) || c == '\'') {
+        word_char([&] {
+          if (c != '\'') out.push_back(static_cast<char>(std::tolower(c)));
+        });
+      } else {
+        space = true;
+      }
+      ++i;
+      continue;
+    }
+    char32_t cp = 0;
+    const size_t n = DecodeUtf8(text, i, &cp);
+    if (n == 0) {  // not UTF-8: a break
       space = true;
+      ++i;
+      continue;
+    }
+    const std::string_view bytes = text.substr(i, n);
+    i += n;
+    // Punctuation and symbols outside ASCII (general punctuation, CJK and full-width punctuation)
+    // break words; a Han character is a word of its own (Chinese has no spaces); other letters
+    // (é, ß, ...) belong to their word.
+    const bool punctuation = (cp >= 0x2000 && cp <= 0x206f) || (cp >= 0x3000 && cp <= 0x303f) ||
+                             (cp >= 0xff00 && cp <= 0xff0f) || (cp >= 0xff1a && cp <= 0xff20) ||
+                             (cp >= 0xff3b && cp <= 0xff40) || (cp >= 0xff5b && cp <= 0xff65) ||
+                             cp == 0xa0 || cp == 0xb7;
+    if (punctuation) {
+      space = true;
+    } else if (IsHan(cp)) {
+      space = true;
+      word_char([&] { out.append(bytes); });
+      space = true;
+    } else {
+      word_char([&] { out.append(bytes); });
     }
   }
   return out;

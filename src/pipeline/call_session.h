@@ -196,7 +196,8 @@ class CallSession {
   std::shared_ptr<Core> core_;
 };
 
-// Lower-case, punctuation-free words of `text` joined by single spaces ("Bye!" → "bye").
+// Lower-case, punctuation-free words of `text` joined by single spaces ("Bye!" → "bye"); letters
+// outside ASCII stay, and each Han character is a word ("再见！" → "再 见").
 std::string PhraseText(std::string_view text);
 // True when `phrases` holds a phrase equal to the turn, or ending it (goodbye), or — with
 // `anywhere` — contained in it as whole words (agent request).

@@ -115,6 +115,16 @@ TEST(CallPhrases, MatchWholeWordsAndEndings) {
   EXPECT_FALSE(MatchesPhrase("agents of change", {"agent"}, true));
 }
 
+TEST(CallPhrases, ChineseAndAccentedTextIsHeard) {
+  // A Chinese turn is words (one per character), not an empty "not heard" turn.
+  EXPECT_EQ(PhraseText("好的，再见！"), "好 的 再 见");
+  EXPECT_EQ(PhraseText("我要转人工"), "我 要 转 人 工");
+  EXPECT_EQ(PhraseText("Café — très bien…"), "café très bien");
+  EXPECT_TRUE(MatchesPhrase(PhraseText("好的，再见！"), {"再见"}, false));
+  EXPECT_TRUE(MatchesPhrase(PhraseText("我要转人工"), {"转人工"}, true));
+  EXPECT_FALSE(MatchesPhrase(PhraseText("再见到你真好"), {"再见"}, false));
+}
+
 TEST(CallConfig, ValidateNamesTheField) {
   CallConfig c;
   EXPECT_TRUE(c.Validate().ok());

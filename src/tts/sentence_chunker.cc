@@ -69,6 +69,7 @@ Status SentenceChunkerConfig::Validate() const {
 size_t SentenceChunker::FindBoundary(bool eof) const {
   std::string_view s = pending_;
   int words = 0;
+  int cjk_chars = 0;
   bool in_word = false;
   size_t last_clause = npos;  // end of the last clause boundary seen
   size_t last_space = npos;   // start of the last run of spaces after a word
@@ -101,7 +102,9 @@ size_t SentenceChunker::FindBoundary(bool eof) const {
       continue;
     }
     if (IsCjkChar(s, i)) {
-      ++words;  // an ideograph is about a word
+      // An ideograph is a syllable; a Chinese word averages about two of them, so every second
+      // one counts (the first chunk then never ends inside a short word or a spoken number).
+      if (++cjk_chars % 2 == 1) ++words;
       if (first_ && words > config_.first_chunk_max_words) return i;
       in_word = false;
       i += 2;

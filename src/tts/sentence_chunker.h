@@ -5,6 +5,7 @@
 //  - The first chunk goes out as early as is natural: at the first sentence end, or at a clause
 //    boundary (, ; : — and CJK ，、；：) once first_chunk_min_words words are buffered, or at a
 //    word boundary once first_chunk_max_words words are buffered with no punctuation at all.
+//    Two CJK ideographs count as one word (a Chinese word is one to three syllables).
 //  - Later chunks end at sentence boundaries (. ! ? … 。！？ and line breaks), so prosody spans a
 //    whole sentence; a sentence longer than max_chunk_chars is split at its last clause boundary
 //    (else its last space) so no chunk grows without bound.

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "tts/chinese_speech_text.h"
 #include "tts/number_words.h"
 #include "tts/text_cleanup.h"
 
@@ -595,6 +596,8 @@ std::string TextNormalizer::Normalize(std::string_view text) const {
   s = ReplacePlaceholders(s, config_.placeholder_text);
   s = StripMarkdownBlocks(s);
   s = StripInlineMarkdown(s);
+  // Chinese text: numbers are read the Chinese way; the English word rules do not apply.
+  if (HasHan(s)) return CollapseSpaces(ReadChineseNumbers(s, config_.digit_by_digit_min_digits));
   WordExpander expander(config_, Tokenize(s));
   return CollapseSpaces(expander.Run());
 }

@@ -9,9 +9,71 @@ namespace {
 constexpr const char* kMonths[] = {"January", "February", "March",     "April",   "May",      "June",
                                    "July",    "August",   "September", "October", "November", "December"};
 
+// What the tools say, in the call's language. Statuses are the database's words ("shipped").
+struct Phrases {
+  std::string (*money)(int64_t cents);
+  std::string (*month)(std::string_view yyyy_mm);
+  std::string (*status)(std::string_view status);
+  std::string (*bill)(const std::string& month, const std::string& amount);
+  std::string (*no_bill_for)(const std::string& month);
+  const char* no_bills;
+  std::string (*order)(const std::string& id, const std::string& status);
+  std::string (*eta)(const std::string& eta);
+  const char* no_such_order;
+  const char* no_orders;
+  std::string (*refund)(const std::string& amount, const std::string& order,
+                        const std::string& status);
+  const char* no_refunds;
+};
+
+const Phrases kEnglish = {
+    FormatDollars,
+    FormatMonth,
+    [](std::string_view st) { return std::string(st); },
+    [](const std::string& m, const std::string& a) { return "Your bill for " + m + " was " + a + "."; },
+    [](const std::string& m) { return "I don't see a bill for " + m + " on your account."; },
+    "I don't see any bills on your account yet.",
+    [](const std::string& id, const std::string& st) { return "Your order " + id + " is " + st + "."; },
+    [](const std::string& eta) { return " It should arrive by " + eta + "."; },
+    "I can't find an order with that number on your account.",
+    "I don't see any orders on your account.",
+    [](const std::string& a, const std::string& o, const std::string& st) {
+      return "Your refund of " + a + " for order " + o + " is " + st + ".";
+    },
+    "I don't see any refunds on your account.",
+};
+
+std::string MandarinStatus(std::string_view st) {
+  static const std::pair<std::string_view, const char*> kWords[] = {
+      {"shipped", "已发货"},    {"delivered", "已送达"}, {"processing", "正在处理"},
+      {"cancelled", "已取消"},  {"approved", "已批准"},  {"paid", "已退回到您的账户"},
+      {"pending", "正在审核"},  {"rejected", "未通过"}};
+  for (const auto& [en, zh] : kWords) {
+    if (st == en) return zh;
+  }
+  return std::string(st);
+}
+
+const Phrases kMandarin = {
+    FormatYuan,
+    FormatMonthChinese,
+    MandarinStatus,
+    [](const std::string& m, const std::string& a) { return "您" + m + "的话费是" + a + "。"; },
+    [](const std::string& m) { return "您的账户上没有" + m + "的账单。"; },
+    "您的账户上还没有账单。",
+    [](const std::string& id, const std::string& st) { return "您的订单" + id + st + "。"; },
+    [](const std::string& eta) { return "预计" + FormatDateChinese(eta) + "前送达。"; },
+    "您的账户上没有这个订单号。",
+    "您的账户上没有订单。",
+    [](const std::string& a, const std::string& o, const std::string& st) {
+      return "您订单" + o + "的" + a + "退款" + st + "。";
+    },
+    "您的账户上没有退款。",
+};
+
 class LastBillTool final : public Tool {
  public:
-  explicit LastBillTool(AccountsDb& db) : db_(db) {}
+  LastBillTool(AccountsDb& db, const Phrases& say) : db_(db), say_(say) {}
   std::string_view name() const override { return "last_bill"; }
   std::string_view description() const override {
     return "The caller's bill for a month (args: month = YYYY-MM; default the latest bill)";
@@ -22,27 +84,28 @@ class LastBillTool final : public Tool {
     if (auto m = args.find("month"); m != args.end() && !m->second.empty()) {
       ASSIGN_OR_RETURN(bill, db_.BillFor(caller.customer_id(), m->second));
       if (!bill) {
-        return ToolResult{"I don't see a bill for " + FormatMonth(m->second) + " on your account.",
-                          {{"month", FormatMonth(m->second)}}, true};
+        const std::string month = say_.month(m->second);
+        return ToolResult{say_.no_bill_for(month), {{"month", month}}, true};
       }
     } else {
       ASSIGN_OR_RETURN(auto bills, db_.Bills(caller.customer_id(), 1));
-      if (bills.empty()) return ToolResult{"I don't see any bills on your account yet.", {}, true};
+      if (bills.empty()) return ToolResult{say_.no_bills, {}, true};
       bill = bills[0];
     }
     ToolResult r;
-    r.slots = {{"amount", FormatDollars(bill->amount_cents)}, {"month", FormatMonth(bill->month)}};
-    r.text = "Your bill for " + r.slots["month"] + " was " + r.slots["amount"] + ".";
+    r.slots = {{"amount", say_.money(bill->amount_cents)}, {"month", say_.month(bill->month)}};
+    r.text = say_.bill(r.slots["month"], r.slots["amount"]);
     return r;
   }
 
  private:
   AccountsDb& db_;
+  const Phrases& say_;
 };
 
 class OrderStatusTool final : public Tool {
  public:
-  explicit OrderStatusTool(AccountsDb& db) : db_(db) {}
+  OrderStatusTool(AccountsDb& db, const Phrases& say) : db_(db), say_(say) {}
   std::string_view name() const override { return "order_status"; }
   std::string_view description() const override {
     return "Status of one of the caller's orders (args: order_number; default the latest order)";
@@ -52,48 +115,48 @@ class OrderStatusTool final : public Tool {
     std::optional<Order> order;
     if (auto o = args.find("order_number"); o != args.end() && !o->second.empty()) {
       ASSIGN_OR_RETURN(order, db_.OrderFor(caller.customer_id(), o->second));
-      if (!order) {
-        return ToolResult{"I can't find an order with that number on your account.", {}, true};
-      }
+      if (!order) return ToolResult{say_.no_such_order, {}, true};
     } else {
       ASSIGN_OR_RETURN(auto orders, db_.Orders(caller.customer_id()));
-      if (orders.empty()) return ToolResult{"I don't see any orders on your account.", {}, true};
+      if (orders.empty()) return ToolResult{say_.no_orders, {}, true};
       order = orders[0];
     }
     ToolResult r;
-    r.slots = {{"order_number", order->id}, {"order_status", order->status}};
-    r.text = "Your order " + order->id + " is " + order->status + ".";
+    r.slots = {{"order_number", order->id}, {"order_status", say_.status(order->status)}};
+    r.text = say_.order(order->id, r.slots["order_status"]);
     if (!order->eta.empty() && order->status != "delivered" && order->status != "cancelled") {
       r.slots["eta"] = order->eta;
-      r.text += " It should arrive by " + order->eta + ".";
+      r.text += say_.eta(order->eta);
     }
     return r;
   }
 
  private:
   AccountsDb& db_;
+  const Phrases& say_;
 };
 
 class RefundStatusTool final : public Tool {
  public:
-  explicit RefundStatusTool(AccountsDb& db) : db_(db) {}
+  RefundStatusTool(AccountsDb& db, const Phrases& say) : db_(db), say_(say) {}
   std::string_view name() const override { return "refund_status"; }
   std::string_view description() const override { return "Status of the caller's latest refund"; }
   bool requires_identified_caller() const override { return true; }
   Result<ToolResult> Run(const ToolArgs&, const CallerSession& caller) override {
     ASSIGN_OR_RETURN(auto refunds, db_.Refunds(caller.customer_id()));
-    if (refunds.empty()) return ToolResult{"I don't see any refunds on your account.", {}, true};
+    if (refunds.empty()) return ToolResult{say_.no_refunds, {}, true};
     const Refund& f = refunds[0];
     ToolResult r;
-    r.slots = {{"refund_amount", FormatDollars(f.amount_cents)}, {"refund_status", f.status},
+    r.slots = {{"refund_amount", say_.money(f.amount_cents)},
+               {"refund_status", say_.status(f.status)},
                {"order_number", f.order_id}};
-    r.text = "Your refund of " + r.slots["refund_amount"] + " for order " + f.order_id + " is " +
-             f.status + ".";
+    r.text = say_.refund(r.slots["refund_amount"], f.order_id, r.slots["refund_status"]);
     return r;
   }
 
  private:
   AccountsDb& db_;
+  const Phrases& say_;
 };
 
 }  // namespace
@@ -113,6 +176,31 @@ std::string FormatMonth(std::string_view m) {
     if (month >= 1 && month <= 12) return std::string(kMonths[month - 1]) + " " + std::string(m.substr(0, 4));
   }
   return std::string(m);
+}
+
+std::string FormatYuan(int64_t cents) {
+  const bool negative = cents < 0;
+  const uint64_t abs = negative ? static_cast<uint64_t>(-(cents + 1)) + 1 : static_cast<uint64_t>(cents);
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%s%llu.%02llu元", negative ? "-" : "",
+                static_cast<unsigned long long>(abs / 100), static_cast<unsigned long long>(abs % 100));
+  return buf;
+}
+
+std::string FormatMonthChinese(std::string_view m) {
+  if (m.size() == 7 && m[4] == '-') {
+    const int month = (m[5] - '0') * 10 + (m[6] - '0');
+    if (month >= 1 && month <= 12) return std::string(m.substr(0, 4)) + "年" + std::to_string(month) + "月";
+  }
+  return std::string(m);
+}
+
+std::string FormatDateChinese(std::string_view d) {
+  if (d.size() == 10 && d[4] == '-' && d[7] == '-') {
+    const int day = (d[8] - '0') * 10 + (d[9] - '0');
+    return FormatMonthChinese(d.substr(0, 7)) + std::to_string(day) + "日";
+  }
+  return std::string(d);
 }
 
 Status ToolRegistry::Register(std::unique_ptr<Tool> tool) {
@@ -148,11 +236,18 @@ Result<ToolResult> ToolRegistry::Run(std::string_view name, const ToolArgs& args
   return r;
 }
 
-Result<ToolRegistry> CreateDemoTools(AccountsDb& accounts) {
+Result<ToolRegistry> CreateDemoTools(AccountsDb& accounts, std::string_view language) {
+  const Phrases* say = nullptr;
+  if (language == "en") say = &kEnglish;
+  if (language == "zh") say = &kMandarin;
+  if (!say) {
+    return InvalidArgumentError("no tool phrases for language '" + std::string(language) +
+                                "' (en or zh)");
+  }
   ToolRegistry r;
-  RETURN_IF_ERROR(r.Register(std::make_unique<LastBillTool>(accounts)));
-  RETURN_IF_ERROR(r.Register(std::make_unique<OrderStatusTool>(accounts)));
-  RETURN_IF_ERROR(r.Register(std::make_unique<RefundStatusTool>(accounts)));
+  RETURN_IF_ERROR(r.Register(std::make_unique<LastBillTool>(accounts, *say)));
+  RETURN_IF_ERROR(r.Register(std::make_unique<OrderStatusTool>(accounts, *say)));
+  RETURN_IF_ERROR(r.Register(std::make_unique<RefundStatusTool>(accounts, *say)));
   return r;
 }
 

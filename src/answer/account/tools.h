@@ -55,12 +55,18 @@ class ToolRegistry {
 };
 
 // The demo tools over `accounts` (which must outlive them): "last_bill", "order_status",
-// "refund_status".
-Result<ToolRegistry> CreateDemoTools(AccountsDb& accounts);
+// "refund_status", speaking `language`: "en" (dollars, "November 2026") or "zh" (元,
+// "2026年11月", statuses in Chinese). Another language is an error.
+Result<ToolRegistry> CreateDemoTools(AccountsDb& accounts, std::string_view language = "en");
 
 // "$42.17" for 4217 cents.
 std::string FormatDollars(int64_t cents);
 // "November 2026" for "2026-11" (the input itself when it is not YYYY-MM).
 std::string FormatMonth(std::string_view yyyy_mm);
+// "42.17元" for 4217 fen.
+std::string FormatYuan(int64_t cents);
+// "2026年11月" for "2026-11"; "2026年12月4日" for "2026-12-04" (the input when it is neither).
+std::string FormatMonthChinese(std::string_view yyyy_mm);
+std::string FormatDateChinese(std::string_view yyyy_mm_dd);
 
 }  // namespace hotline::answer

@@ -90,5 +90,26 @@ TEST(Tools, Formatting) {
   EXPECT_EQ(FormatMonth("2026-13"), "2026-13");
 }
 
+TEST(Tools, SpeakMandarinWithYuanAndChineseDates) {
+  auto db = DemoDb();
+  auto tools = CreateDemoTools(*db, "zh");
+  ASSERT_TRUE(tools.ok()) << tools.status();
+  CallerIdentifier id(*db, CallerConfig{});
+  CallerSession alice("+15550100");
+  // The PIN said in Chinese, as NormalizeText leaves it: digits.
+  ASSERT_EQ(id.SubmitPin(alice, "4821").value(), PinOutcome::kIdentified);
+  auto bill = tools->Run("last_bill", {}, alice);
+  ASSERT_TRUE(bill.ok()) << bill.status();
+  EXPECT_EQ(bill->text, "您2026年11月的话费是42.17元。");
+  EXPECT_EQ(bill->slots.at("amount"), "42.17元");
+  auto order = tools->Run("order_status", {}, alice);
+  ASSERT_TRUE(order.ok());
+  EXPECT_EQ(order->text, "您的订单A5531已发货。预计2026年12月4日前送达。");
+  auto refund = tools->Run("refund_status", {}, alice);
+  ASSERT_TRUE(refund.ok());
+  EXPECT_EQ(refund->text, "您订单A5502的19.99元退款已批准。");
+  EXPECT_EQ(CreateDemoTools(*db, "fr").status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace hotline::answer

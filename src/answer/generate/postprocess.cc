@@ -238,11 +238,20 @@ std::vector<std::string> SplitSentences(std::string_view text) {
   size_t start = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
+    size_t end = 0;  // one past the sentence's last byte, when one ends here
     if ((c == '.' || c == '!' || c == '?') &&
         (i + 1 == text.size() || std::isspace(static_cast<unsigned char>(text[i + 1])))) {
-      std::string_view sentence = Trim(text.substr(start, i + 1 - start));
+      end = i + 1;
+    }
+    // Chinese sentences end at 。！？ with no space after them.
+    for (std::string_view mark : {"\u3002", "\uff01", "\uff1f"}) {
+      if (text.substr(i, mark.size()) == mark) end = i + mark.size();
+    }
+    if (end) {
+      std::string_view sentence = Trim(text.substr(start, end - start));
       if (!sentence.empty()) out.emplace_back(sentence);
-      start = i + 1;
+      start = end;
+      i = end - 1;
     }
   }
   std::string_view rest = Trim(text.substr(std::min(start, text.size())));

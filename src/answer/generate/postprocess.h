@@ -76,7 +76,7 @@ class SpeechStream {
 };
 
 // Splits already speakable text (a knowledge-base article, a template answer) into sentences at
-// '.', '!' or '?' followed by white space; trimmed, never empty, joined by spaces they give the
+// '.', '!' or '?' followed by white space, and at Chinese 。！？; trimmed, never empty, joined by spaces they give the
 // text back (up to white space).
 std::vector<std::string> SplitSentences(std::string_view text);
 

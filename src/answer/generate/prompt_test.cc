@@ -150,6 +150,8 @@ TEST(SplitSentences, SplitsAtSentenceEndsOnly) {
             (std::vector<std::string>{"Your bill was $42.17.", "It is due on the 5th!", "Thanks"}));
   EXPECT_TRUE(SplitSentences("  ").empty());
   EXPECT_EQ(SplitSentences("One line.\nTwo?"), (std::vector<std::string>{"One line.", "Two?"}));
+  EXPECT_EQ(SplitSentences("您好！请先重启手机。还是不行吗？谢谢"),
+            (std::vector<std::string>{"您好！", "请先重启手机。", "还是不行吗？", "谢谢"}));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "answer/generate/postprocess.h"
 #include "answer/kb/kb_csv.h"
 #include "answer/understand/entities.h"
+#include "common/utf8.h"
 
 namespace hotline::answer {
 
@@ -242,7 +243,19 @@ std::string_view LintKindName(LintKind kind) {
   return "unknown";
 }
 
-int WordCount(std::string_view text) { return static_cast<int>(LowerWords(text).size()); }
+// Words of a sentence; in Chinese, two characters make about one word (as the speech chunker
+// counts them), so the breath limit is the same length of speech.
+int WordCount(std::string_view text) {
+  int han = 0;
+  for (size_t i = 0; i < text.size();) {
+    char32_t cp = 0;
+    const size_t n = DecodeUtf8(text, i, &cp);
+    if (n == 0) break;
+    han += IsHan(cp) ? 1 : 0;
+    i += n;
+  }
+  return static_cast<int>(LowerWords(text).size()) + (han + 1) / 2;
+}
 
 bool IsStockPhrase(std::string_view sentence) {
   size_t start = 0;
@@ -256,7 +269,54 @@ bool IsStockPhrase(std::string_view sentence) {
   return false;
 }
 
+bool Contains(std::string_view s, std::initializer_list<std::string_view> any) {
+  for (std::string_view w : any) {
+    if (s.find(w) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+// The same test for a Chinese sentence, by its cue words: an action (请, 拨打, 登录, 办理, ...)
+// with where (应用, 网站, 营业厅, a company fact, ...), or how long (五分钟, 二十四小时内, 立即).
+bool ChineseTellsWhatToDo(std::string_view sentence) {
+  const bool action = Contains(sentence, {"请", "拨打", "登录", "打开", "选择", "申请", "开通", "充值",
+                                          "重启", "带", "办理", "说", "查看", "加购", "联系", "关闭",
+                                          "挂失", "登记", "支持", "告诉您"});
+  const bool where = HasDoubleBracePlaceholder(sentence) ||
+                     Contains(sentence, {"应用", "网站", "页面", "营业厅", "邮箱", "电话", "账户",
+                                         "首页", "身份证"});
+  bool duration = Contains(sentence, {"立即", "立刻", "马上", "当场"});
+  static constexpr std::string_view kUnits[] = {"分钟", "小时", "天", "工作日", "周", "个月"};
+  static constexpr std::string_view kNumerals = "一二三四五六七八九十两几0123456789";
+  for (std::string_view unit : kUnits) {
+    for (size_t at = sentence.find(unit); at != std::string_view::npos && !duration;
+         at = sentence.find(unit, at + 1)) {
+      // The character before the unit (skipping 个) is a numeral: "五分钟", "三个工作日".
+      std::string_view before = sentence.substr(0, at);
+      if (before.ends_with("个")) before.remove_suffix(std::string_view("个").size());
+      if (before.empty()) continue;
+      const size_t n = (static_cast<unsigned char>(before.back()) < 0x80) ? 1 : 3;
+      if (before.size() >= n && kNumerals.find(before.substr(before.size() - n)) != std::string_view::npos) {
+        duration = true;
+      }
+    }
+  }
+  return duration || (action && where);
+}
+
+bool HasHanText(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    char32_t cp = 0;
+    const size_t n = DecodeUtf8(s, i, &cp);
+    if (n == 0) return false;
+    if (IsHan(cp)) return true;
+    i += n;
+  }
+  return false;
+}
+
 bool TellsWhatToDo(std::string_view sentence) {
+  if (HasHanText(sentence)) return ChineseTellsWhatToDo(sentence);
   const bool company_fact = HasDoubleBracePlaceholder(sentence);
   const std::vector<std::string> words = LowerWords(sentence);
   bool action = false, where = company_fact, duration = false;

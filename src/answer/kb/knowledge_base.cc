@@ -10,6 +10,7 @@
 
 #include "answer/kb/kb_csv.h"
 #include "answer/kb/kb_sqlite.h"
+#include "common/utf8.h"
 
 namespace hotline::answer {
 
@@ -61,6 +62,22 @@ bool IsCjkOrNoSpaceScript(uint32_t cp) {
          (cp >= 0x0e00 && cp <= 0x0e7f);    // thai
 }
 
+bool EndsWithCjk(std::string_view term) {
+  size_t lead = term.size();
+  while (lead > 0 && (static_cast<unsigned char>(term[lead - 1]) & 0xc0) == 0x80) --lead;
+  if (lead == 0) return false;
+  char32_t cp = 0;
+  return DecodeUtf8(term, lead - 1, &cp) > 1 && IsCjkOrNoSpaceScript(cp);
+}
+
+// The character at `i` (after any spaces) is a CJK-like one.
+bool NextIsCjk(std::string_view query, size_t i) {
+  while (i < query.size() && query[i] == ' ') ++i;
+  if (i >= query.size()) return false;
+  char32_t cp = 0;
+  return DecodeUtf8(query, i, &cp) > 1 && IsCjkOrNoSpaceScript(cp);
+}
+
 // Splits `query` into search terms: runs of letters/digits (any UTF-8 multi-byte character counts
 // as a letter). Sets `no_space_script` when a term contains CJK-like characters.
 std::vector<std::string> QueryTerms(std::string_view query, bool& no_space_script) {
@@ -77,6 +94,13 @@ std::vector<std::string> QueryTerms(std::string_view query, bool& no_space_scrip
     if (i + len > query.size()) break;
     for (size_t j = 1; j < len; ++j) cp = (cp << 6) | (static_cast<unsigned char>(query[i + j]) & 0x3f);
     const bool word_char = len > 1 || std::isalnum(c);
+    // Normalized Chinese has a space between characters (NormalizeText makes each a word): a
+    // space between two CJK characters does not end the term, so the trigram windows see the
+    // phrase as it was said.
+    if (c == ' ' && EndsWithCjk(cur) && NextIsCjk(query, i + 1)) {
+      i += 1;
+      continue;
+    }
     if (word_char) {
       if (len > 1 && IsCjkOrNoSpaceScript(cp)) no_space_script = true;
       cur.append(query.substr(i, len));

@@ -181,6 +181,11 @@ TEST(KnowledgeBase, JsonLinesAndCjkTrigramSearch) {
   auto hits = kb->Search("怎么申请退款", 3).value();
   ASSERT_FALSE(hits.empty());
   EXPECT_EQ(hits[0].article.id, "zh-refund");
+  // The normalized form of a turn (one word per character) finds the same article, same score.
+  auto spaced = kb->Search("怎 么 申 请 退 款", 3).value();
+  ASSERT_FALSE(spaced.empty());
+  EXPECT_EQ(spaced[0].article.id, "zh-refund");
+  EXPECT_DOUBLE_EQ(spaced[0].score, hits[0].score);
 
   auto bad = kb->ImportJsonl("{\"id\":\"x\",\"title\":\"t\",\"body\":\"b\"}\n{\"id\":1}\n", "kb.jsonl");
   ASSERT_FALSE(bad.ok());

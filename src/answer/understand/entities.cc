@@ -139,6 +139,28 @@ std::string_view EntityTypeName(EntityType type) {
   return "number";
 }
 
+namespace {
+
+// 1..10 for 一 .. 十 written alone; 0 otherwise.
+int LoneChineseNumeral(std::string_view w) {
+  static constexpr std::string_view kNumerals[] = {"\u4e00", "\u4e8c", "\u4e09", "\u56db", "\u4e94",
+                                                   "\u516d", "\u4e03", "\u516b", "\u4e5d", "\u5341"};
+  for (int k = 0; k < 10; ++k) {
+    if (w == kNumerals[k]) return k + 1;
+  }
+  return 0;
+}
+
+bool IsAllDigitWord(std::string_view w) {
+  if (w.empty()) return false;
+  for (char c : w) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<Entity> ExtractEntities(std::string_view normalized) {
   std::vector<std::string_view> w = SplitWords(normalized);
   std::vector<Entity> out;
@@ -159,6 +181,37 @@ std::vector<Entity> ExtractEntities(std::string_view normalized) {
                                                        : "this_month";
       add(EntityType::kMonth, v, "", i, i + 2);
       continue;
+    }
+    // Chinese (one word per character after NormalizeText): 上个月/上月 last month, 这个月/本月
+    // this month, 下个月/下月 next month; "10 月" a month, "10 月 5 日/号" a date.
+    if (t == "\u4e0a" || t == "\u8fd9" || t == "\u672c" || t == "\u4e0b") {  // 上 这 本 下
+      size_t j = i + 1;
+      if (j < n && w[j] == "\u4e2a") ++j;  // 个
+      if (j < n && w[j] == "\u6708") {    // 月
+        const std::string v = t == "\u4e0a" ? "last_month" : t == "\u4e0b" ? "next_month" : "this_month";
+        add(EntityType::kMonth, v, "", i, j + 1);
+        i = j;
+        continue;
+      }
+    }
+    // A lone numeral stays a character in NormalizeText ("三 月" is March, "三 个 月" three months).
+    const int lone = LoneChineseNumeral(t);
+    if (i + 1 < n && w[i + 1] == "\u6708" && (IsAllDigitWord(t) || lone > 0)) {  // "10 月", "三 月"
+      const int month = lone > 0 ? lone : std::stoi(std::string(t.substr(0, 2)));
+      if ((lone > 0 || t.size() <= 2) && month >= 1 && month <= 12) {
+        if (i + 3 < n && IsAllDigitWord(w[i + 2]) && w[i + 2].size() <= 2 &&
+            (w[i + 3] == "\u65e5" || w[i + 3] == "\u53f7")) {  // 日 号
+          const int day = std::stoi(std::string(w[i + 2]));
+          if (day >= 1 && day <= 31) {
+            add(EntityType::kDate, Pad2(month) + "-" + Pad2(day), "", i, i + 4);
+            i += 3;
+            continue;
+          }
+        }
+        add(EntityType::kMonth, Pad2(month), "", i, i + 2);
+        i += 1;
+        continue;
+      }
     }
     if (t == "today" || t == "yesterday" || t == "tomorrow") {
       add(EntityType::kDate, std::string(t), "", i, i + 1);

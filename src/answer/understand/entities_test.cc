@@ -27,6 +27,18 @@ TEST(Entities, Months) {
   EXPECT_EQ(Find(Of("the charge in may"), EntityType::kMonth)->value, "05");
 }
 
+TEST(Entities, ChineseMonthsAndDates) {
+  EXPECT_EQ(Find(Of("我想查询上月话费账单"), EntityType::kMonth)->value, "last_month");
+  EXPECT_EQ(Find(Of("上个月的话费"), EntityType::kMonth)->value, "last_month");
+  EXPECT_EQ(Find(Of("这个月的账单"), EntityType::kMonth)->value, "this_month");
+  EXPECT_EQ(Find(Of("本月流量"), EntityType::kMonth)->value, "this_month");
+  EXPECT_EQ(Find(Of("那十月份呢"), EntityType::kMonth)->value, "10");
+  EXPECT_EQ(Find(Of("十一月的话费"), EntityType::kMonth)->value, "11");
+  EXPECT_EQ(Find(Of("12月5日扣的费"), EntityType::kDate)->value, "12-05");
+  EXPECT_EQ(Find(Of("三月的账单"), EntityType::kMonth)->value, "03");
+  EXPECT_EQ(Find(Of("三个月"), EntityType::kMonth), nullptr);  // a duration, not a month
+}
+
 TEST(Entities, Dates) {
   EXPECT_EQ(Find(Of("on March 3rd"), EntityType::kDate)->value, "03-03");
   EXPECT_EQ(Find(Of("on the third of march"), EntityType::kDate)->value, "03-03");

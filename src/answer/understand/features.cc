@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "answer/understand/normalize.h"
+#include "common/utf8.h"
 
 namespace hotline::answer {
 namespace {
@@ -72,6 +73,15 @@ float Dot(const SparseVector& a, const SparseVector& b) {
 
 uint32_t WordFeatureId(std::string_view word) { return Hash('w', word); }
 
+namespace {
+
+bool IsOneHanCharacter(std::string_view w) {
+  char32_t cp = 0;
+  return !w.empty() && DecodeUtf8(w, 0, &cp) == w.size() && IsHan(cp);
+}
+
+}  // namespace
+
 void ExtractFeatures(std::string_view normalized, const FeatureConfig& config,
                      std::vector<uint32_t>* ids, std::vector<float>* weights) {
   std::vector<std::string_view> words = SplitWords(normalized);
@@ -86,7 +96,10 @@ void ExtractFeatures(std::string_view normalized, const FeatureConfig& config,
       ids->push_back(Hash2('b', i == 0 ? std::string_view("^") : words[i - 1], words[i]));
       weights->push_back(1.0f);
     }
-    if (config.char_ngram_min > 0) {
+    // A Han character is a word of its own (NormalizeText splits Chinese into characters): its
+    // unigram and its bigrams with the neighbours are its features; byte n-grams inside one
+    // character would only repeat it.
+    if (config.char_ngram_min > 0 && !IsOneHanCharacter(words[i])) {
       padded.assign(" ");
       padded.append(words[i]);
       padded.push_back(' ');

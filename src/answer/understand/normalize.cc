@@ -5,6 +5,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "answer/understand/chinese_text.h"
+
 namespace hotline::answer {
 namespace {
 
@@ -352,8 +354,11 @@ std::vector<std::string> ConvertNumbers(const std::vector<std::string>& words) {
 
 }  // namespace
 
-std::string NormalizeText(std::string_view text) {
-  if (text.size() > kMaxNormalizeInputBytes) text = text.substr(0, kMaxNormalizeInputBytes);
+std::string NormalizeText(std::string_view raw) {
+  if (raw.size() > kMaxNormalizeInputBytes) raw = raw.substr(0, kMaxNormalizeInputBytes);
+  // Chinese first: numerals to digits, full-width forms to ASCII, one word per character.
+  const std::string folded = FoldChineseText(raw);
+  const std::string_view text = folded;
   std::vector<std::string> tokens;
   Tokenizer tok(tokens);
   size_t i = 0;

@@ -11,7 +11,9 @@
 //   - spoken numbers become digits ("twenty five" -> "25", "one hundred and ten" -> "110"), and a
 //     run of spoken single digits becomes one digit string ("one two three four" -> "1234") so
 //     spoken PINs and card numbers are redacted like typed ones;
-//   - ASR filler words ("um", "uh", "er", "hmm") are dropped; whitespace is collapsed.
+//   - ASR filler words ("um", "uh", "er", "hmm") are dropped; whitespace is collapsed;
+//   - Chinese text is folded first (chinese_text.h): full-width forms to ASCII, Chinese numerals
+//     to digits ("幺三七九" -> "1379"), and each Han character a word of its own.
 // The result is a sequence of words separated by single spaces with no leading/trailing space.
 //
 // Thread-safety: pure functions, callable from any thread. Allocation: one output string.

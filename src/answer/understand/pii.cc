@@ -68,6 +68,16 @@ bool FollowsPinKeyword(std::string_view text, size_t pos) {
     return false;
   };
   trim();
+  // Chinese: "密码是4821", "验证码：123456" (the colon may be full-width, "是/为" means "is").
+  for (std::string_view glue : {"\uff1a", "\u662f", "\u4e3a"}) {
+    if (text.substr(0, e).ends_with(glue)) {
+      e -= glue.size();
+      trim();
+    }
+  }
+  for (std::string_view k : {"\u5bc6\u7801", "\u9a8c\u8bc1\u7801", "\u53e3\u4ee4", "\u5b89\u5168\u7801"}) {
+    if (text.substr(0, e).ends_with(k)) return true;  // 密码, 验证码, 口令, 安全码
+  }
   strip("is");
   strip("number") || strip("code") || strip("no");
   static constexpr std::array<std::string_view, 8> kKeys = {
@@ -236,10 +246,57 @@ bool LuhnValid(std::string_view digits) {
   return n >= 2 && sum % 10 == 0;
 }
 
+// Digits said in Chinese, one by one ("四八二一", "幺三八…"): a run of 4 to 8 is <pin> (3 after a
+// PIN keyword), a longer run <number>, as for English spoken digits. Numbers with units
+// ("五十八", "十一月") are quantities and stay.
+std::string RedactChineseDigits(std::string_view t, PiiCounts& counts) {
+  static constexpr std::string_view kDigits[] = {"\u96f6", "\u3007", "\u4e00", "\u5e7a", "\u4e8c",
+                                                 "\u4e24", "\u4e09", "\u56db", "\u4e94", "\u516d",
+                                                 "\u4e03", "\u516b", "\u4e5d"};
+  auto digit_at = [&](size_t i) -> size_t {
+    for (std::string_view d : kDigits) {
+      if (t.substr(i, d.size()) == d) return d.size();
+    }
+    return 0;
+  };
+  std::string out;
+  out.reserve(t.size());
+  size_t i = 0;
+  while (i < t.size()) {
+    size_t j = i;
+    int n = 0;
+    while (j < t.size()) {
+      const size_t len = digit_at(j);
+      if (len == 0) break;
+      j += len;
+      ++n;
+    }
+    if (n == 0) {
+      out.push_back(t[i++]);
+      continue;
+    }
+    if (n >= 4 && n <= 8) {
+      out += "<pin>";
+      ++counts.pins;
+    } else if (n > 8) {
+      out += "<number>";
+      ++counts.numbers;
+    } else if (n == 3 && FollowsPinKeyword(t, i)) {
+      out += "<pin>";
+      ++counts.pins;
+    } else {
+      out.append(t, i, j - i);
+    }
+    i = j;
+  }
+  return out;
+}
+
 std::string RedactPii(std::string_view text, PiiCounts* counts_out) {
   if (text.size() > kMaxRedactInputBytes) text = text.substr(0, kMaxRedactInputBytes);
   PiiCounts counts;
-  std::string t = RedactSpokenDigits(RedactEmails(text, counts), counts);
+  std::string t =
+      RedactChineseDigits(RedactSpokenDigits(RedactEmails(text, counts), counts), counts);
   std::string out;
   out.reserve(t.size());
   size_t i = 0;

@@ -12,6 +12,8 @@
 // Digits said one by one, in words or as single figures ("one two three four", "4 8 2 1",
 // "four, oh, double two"), as ASR and callers give PINs: a run of 4 to 8 is <pin> (3 after a PIN
 // keyword), a longer run <number>; raw turns are therefore safe to log before normalization.
+// Chinese likewise: digits said one by one ("四八二一", "幺三八…") and the PIN keywords 密码,
+// 验证码, 口令, 安全码 ("密码是4821" is <pin>).
 // Shorter numbers (amounts, dates, "2 cards") are kept. Works on raw text and on NormalizeText
 // output alike (spoken digits become digits in normalization, so spoken PINs are caught there).
 //

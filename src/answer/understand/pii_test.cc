@@ -89,6 +89,17 @@ TEST(Pii, SpokenDigitsCaughtAfterNormalization) {
   EXPECT_EQ(RedactPii(n), "card <card>");
 }
 
+TEST(Pii, ChineseDigitsAndPinKeywordsAreRedacted) {
+  EXPECT_EQ(RedactPii("我的密码是四八二一"), "我的密码是<pin>");
+  EXPECT_EQ(RedactPii("密码是4821"), "密码是<pin>");
+  EXPECT_EQ(RedactPii("验证码：123"), "验证码：<pin>");
+  EXPECT_EQ(RedactPii("我的手机号是幺三八幺二三四五六七八"), "我的手机号是<number>");
+  EXPECT_EQ(RedactPii("密码幺二三"), "密码<pin>");
+  // Quantities with units, and lone numerals, stay.
+  EXPECT_EQ(RedactPii("十一月的话费是五十八元"), "十一月的话费是五十八元");
+  EXPECT_EQ(RedactPii("三个月前办的"), "三个月前办的");
+}
+
 TEST(Pii, IdempotentAndBounded) {
   std::string once = RedactPii("pin 1234 card 4111111111111111 mail a.b@c.org");
   EXPECT_EQ(RedactPii(once), once);
