@@ -2,6 +2,7 @@
 // `hotline eval spoken`): a knowledge base and the configuration preset that goes with it.
 //   retail   assets/kb/bitext_kb.csv    config/hotline.yaml  (the demo line, the default)
 //   banking  assets/kb/banking/kb.csv   config/banking.yaml
+//   telecom_zh  assets/kb/telecom_zh/kb.csv  config/telecom_zh.yaml  (Mandarin, docs/mandarin.md)
 // Any NAME with assets/kb/NAME/kb.csv and config/NAME.yaml is a line. Needs HOTLINE_ASSETS_DIR.
 #pragma once
 
@@ -33,7 +34,7 @@ inline Result<DomainFiles> ResolveDomain(const std::string& name) {
   std::error_code ec;
   if (!std::filesystem::exists(f.kb_csv, ec) || !std::filesystem::exists(f.config, ec)) {
     return NotFoundError("--domain " + name + ": needs " + f.kb_csv + " and " + f.config +
-                         " (shipped lines: retail, banking)");
+                         " (shipped lines: retail, banking, telecom_zh)");
   }
   return f;
 }

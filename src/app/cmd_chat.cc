@@ -1,0 +1,141 @@
+// hotline chat TURN...: typed caller turns through the whole answering chain — normalization,
+// intent, the caches, the knowledge base, the account tools behind PIN verification, the model —
+// and each answer spoken by the line's synthesizer to DIR/reply-N.wav. No recognizer is needed,
+// so a line whose callers' language the embedded recognizer does not hear (the Mandarin line)
+// runs end to end on a fresh machine. Turns come from the arguments, or one per line on stdin.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include "answer/answer_stack.h"
+#include "answer/understand/pii.h"
+#include "app/cli.h"
+#include "app/domain.h"
+#include "app/hotline_config.h"
+#include "audio/resampler.h"
+#include "audio/wav.h"
+#include "common/build_paths.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "llm/llm_config.h"
+#include "tts/synthesizer.h"
+
+namespace hotline::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: hotline chat [TURN ...] [--domain NAME] [--config FILE] [--set key=value ...]\n"
+    "                    [--kb FILE.csv] [--caller-id NUMBER] [--out DIR] [--no-audio]\n"
+    "  Typed caller turns through the answering chain (no recognizer), each answer spoken to\n"
+    "  DIR/reply-N.wav (default DIR: hotline-chat). Turns come from the arguments, else one per\n"
+    "  line on stdin. --domain selects a shipped line (retail, banking, telecom_zh). The caller\n"
+    "  ID (default +15550100, a demo customer) decides whose account a PIN opens.\n";
+
+constexpr int kPhoneRateHz = 8000;
+constexpr size_t kMaxTurnBytes = 4096;
+
+int RunChat(std::span<const std::string> argv) {
+  auto parsed = Args::Parse(argv, {"--config", "--set", "--kb", "--domain", "--caller-id", "--out"});
+  if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
+  Args& args = *parsed;
+  DomainFiles domain{std::string(HOTLINE_ASSETS_DIR) + "/kb/bitext_kb.csv", ""};
+  if (auto name = args.Get("--domain")) {
+    auto resolved = ResolveDomain(*name);
+    if (!resolved.ok()) return Fail(resolved.status());
+    domain = *resolved;
+  }
+  const std::string config_path = args.GetOr("--config", domain.config);
+  const std::vector<std::string> overrides = args.GetAll("--set");
+  const std::string kb_csv = args.GetOr("--kb", domain.kb_csv);
+  const std::string caller_id = args.GetOr("--caller-id", "+15550100");
+  const std::filesystem::path out_dir = args.GetOr("--out", "hotline-chat");
+  const bool speak = !args.Has("--no-audio");
+  if (Status s = args.Finish(); !s.ok()) return UsageError(s.message(), kUsage);
+
+  std::vector<std::string> turns(args.positional().begin(), args.positional().end());
+  if (turns.empty()) {
+    for (std::string line; std::getline(std::cin, line);) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (!line.empty()) turns.push_back(std::move(line));
+    }
+  }
+  if (turns.empty()) return UsageError("no turns: give them as arguments or on stdin", kUsage);
+  for (const std::string& t : turns) {
+    if (t.size() > kMaxTurnBytes) {
+      return UsageError("a turn is " + std::to_string(t.size()) + " bytes; at most " +
+                            std::to_string(kMaxTurnBytes),
+                        kUsage);
+    }
+  }
+
+  auto cfg = LoadHotlineConfig(config_path, overrides);
+  if (!cfg.ok()) return Fail(cfg.status());
+  InitLogging(cfg->log_level == "info" ? "warn" : cfg->log_level);
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) return Fail("cannot create " + out_dir.string() + ": " + ec.message());
+
+  std::unique_ptr<tts::Synthesizer> synth;
+  if (speak) {
+    auto made = tts::CreateSynthesizer(cfg->tts);
+    if (!made.ok()) return Fail(made.status().WithContext("speech synthesizer"));
+    synth = std::move(*made);
+  }
+  auto model = llm::CreateLanguageModel(cfg->llm);
+  if (!model.ok()) return Fail(model.status().WithContext("language model"));
+  const std::filesystem::path kb_path = out_dir / "kb.sqlite";
+  std::filesystem::remove(kb_path, ec);
+  answer::AnswerStackOptions stack_options;
+  stack_options.kb_path = kb_path.string();
+  stack_options.kb_csv = kb_csv;
+  stack_options.llm = model->get();
+  auto stack = answer::AnswerStack::Build(cfg->answer, cfg->store, stack_options);
+  if (!stack.ok()) return Fail(stack.status().WithContext("answer stack"));
+  answer::Answerer& answerer = (*stack)->answerer();
+
+  answer::CallerSession caller(caller_id);
+  std::vector<answer::ChatMessage> history;
+  int n = 0;
+  for (const std::string& turn : turns) {
+    ++n;
+    const MonoTime start = SystemClock::Get().Now();
+    auto answered = answerer.Answer(turn, caller, history);
+    if (!answered.ok()) return Fail(answered.status().WithContext("answer"));
+    const double answer_ms = MillisBetween(start, SystemClock::Get().Now());
+    std::string from;
+    for (const std::string& id : answered->passage_ids) from += (from.empty() ? "" : ", ") + id;
+    std::printf("\nturn %d\n  caller:  \"%s\"\n  answer:  \"%s\"\n  tier:    %s%s%s%s   (%.1f ms)\n",
+                n, turn.c_str(), answered->text.c_str(),
+                std::string(answer::TierName(answered->tier)).c_str(), from.empty() ? "" : " (",
+                from.c_str(), from.empty() ? "" : ")", answer_ms);
+    // As a call does: what the caller said is kept redacted (a PIN never reaches the model).
+    history.push_back({"user", answer::RedactPii(turn)});
+    history.push_back({"assistant", answered->text});
+    if (!synth || answered->text.empty()) continue;
+    std::vector<int16_t> reply;
+    double first_audio_ms = -1;
+    Status said = synth->Synthesize(answered->text, [&](std::span<const int16_t> chunk) {
+      if (first_audio_ms < 0) first_audio_ms = MillisBetween(start, SystemClock::Get().Now());
+      reply.insert(reply.end(), chunk.begin(), chunk.end());
+      return Status::Ok();
+    });
+    if (!said.ok()) return Fail(said.WithContext("reply synthesis"));
+    auto phone = audio::Resample(audio::AudioView(reply, synth->sample_rate_hz()), kPhoneRateHz);
+    if (!phone.ok()) return Fail(phone.status());
+    const std::filesystem::path wav = out_dir / ("reply-" + std::to_string(n) + ".wav");
+    if (Status s = audio::WriteWavFile(wav.string(), *phone, audio::Codec::kMulaw); !s.ok()) {
+      return Fail(s);
+    }
+    std::printf("  spoken:  %s (%lld ms of audio; first audio %.1f ms after the turn)\n",
+                wav.string().c_str(), static_cast<long long>(phone->duration_ms()),
+                first_audio_ms);
+  }
+  return 0;
+}
+
+const CommandRegistrar kChat({"chat", "typed caller turns through the answering chain, spoken",
+                              kUsage, RunChat});
+
+}  // namespace
+}  // namespace hotline::cli
