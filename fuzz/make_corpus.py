@@ -243,8 +243,9 @@ def config_seeds():
           "answer: &a {kb_direct_min_score: 4.5}\nspeech_in:\n  vad: {}\nadmin:\n"
           "  token: \"s3cret\"\n  token_env: HOTLINE_ADMIN_TOKEN\nstore:\n  backend: memory\n")
     write("config", "wrong-type.yaml", "server:\n  port: eighty\n")
-    with open(os.path.join(HERE, "..", "config", "hotline.yaml"), "rb") as f:
-        write("config", "hotline.yaml", f.read())
+    for preset in ("hotline.yaml", "telecom_zh.yaml"):  # English and Chinese text values
+        with open(os.path.join(HERE, "..", "config", preset), "rb") as f:
+            write("config", preset, f.read())
     write_dict("config", ["log_level", "server", "port", "host", "calls", "twilio", "audiosocket",
                           "admin", "token", "llm", "engine", "backend", "answer", "store", "asr",
                           "tts", "speech_in", "audio", "call", "max_calls", ": ", "\n  ", "- ",
@@ -412,7 +413,49 @@ def sse_seeds():
                        '"prompt_tokens_details"', '"cached_tokens"', '"error"', '"message"'])
 
 
+def gpt2_byte_order():
+    """The 256 byte values in GPT-2's token order (ids 0..255 of every Whisper vocabulary)."""
+    first = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    return first + [b for b in range(256) if b not in first]
+
+
+def whisper_ggml(n_vocab=51864, tokens=None, tensors=(), n_mels=80, magic=0x67676D6C):
+    hp = [n_vocab, 4, 8, 2, 1, 4, 8, 2, 1, n_mels, 0]
+    out = struct.pack("<I", magic) + struct.pack("<11i", *hp)
+    filters = [0.0] * (n_mels * 201)
+    for m in range(n_mels):
+        filters[m * 201 + min(200, 2 * m + 1)] = 0.01
+    out += struct.pack("<2i", n_mels, 201) + struct.pack("<%df" % len(filters), *filters)
+    tokens = tokens if tokens is not None else [bytes([b]) for b in gpt2_byte_order()] + [b"He", b"llo", b" world"]
+    out += struct.pack("<i", len(tokens))
+    for t in tokens:
+        out += struct.pack("<I", len(t)) + t
+    for name, ttype, dims, data in tensors:
+        n = name.encode()
+        out += struct.pack("<3i", len(dims), len(n), ttype) + struct.pack("<%di" % len(dims), *dims)
+        out += n + data
+    return out
+
+
+def whisper_ggml_seeds():
+    f32 = lambda xs: struct.pack("<%df" % len(xs), *xs)
+    f16 = lambda xs: struct.pack("<%de" % len(xs), *xs)
+    tensors = [("encoder.conv1.bias", 0, [1, 8], f32([0.5] * 8)),
+               ("decoder.ln.weight", 1, [8], f16([1.0] * 8)),
+               ("decoder.token_embedding.weight", 0, [8, 2], f32([0.1] * 16))]
+    good = whisper_ggml(tensors=tensors)
+    write("whisper_ggml", "small-model.bin", good)
+    write("whisper_ggml", "multilingual-no-tensors.bin", whisper_ggml(n_vocab=51865))
+    write("whisper_ggml", "128-mels.bin", whisper_ggml(n_mels=128, tokens=[b"a", b"b"]))
+    write("whisper_ggml", "truncated.bin", good[:200])
+    write("whisper_ggml", "bad-magic.bin", whisper_ggml(magic=0x46554747, tokens=[]))
+    write_dict("whisper_ggml", ["lmgg", "encoder.", "decoder.", ".weight", ".bias", "blocks.0.",
+                                "attn.query", "cross_attn", "mlp.0", "token_embedding",
+                                "positional_embedding", "\xc9\x00\x00\x00", "\x50\x00\x00\x00"])
+
+
 if __name__ == "__main__":
+    whisper_ggml_seeds()
     gguf_seeds()
     wav_seeds()
     kb_seeds()
