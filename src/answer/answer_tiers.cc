@@ -49,7 +49,10 @@ Result<std::optional<TierAnswer>> IntentTier::Lookup(const Question& q, const Ca
   if (tools_) tool.emplace(*tools_, caller);
   L1Result r = cache_.Answer(*q.prediction, q.entity_list, {}, tool ? &*tool : nullptr);
   if (r.outcome == L1Outcome::kMiss) {
-    HLOG_DEBUG("L1 miss for intent '{}': {}", r.intent, r.reason);
+    HLOG_DEBUG("L1 miss for intent '{}': {} (p {:.2f}, runner-up '{}', margin {:.2f}, top two "
+               "{:.2f})",
+               r.intent, r.reason, q.prediction->probability, q.prediction->runner_up,
+               q.prediction->margin, q.prediction->top_two);
     if (!q.prediction->intent.empty() && !q.prediction->accepted) {
       CountReject("l1", "low_confidence");
     }

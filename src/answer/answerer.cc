@@ -1,5 +1,6 @@
 #include "answer/answerer.h"
 
+#include "answer/understand/normalize.h"
 #include "common/config.h"
 #include "common/log.h"
 #include "common/metrics.h"
@@ -37,11 +38,13 @@ std::string_view TierName(AnswerTierId tier) {
     case AnswerTierId::kKnowledgeBase: return "kb";
     case AnswerTierId::kLlm: return "llm";
     case AnswerTierId::kFallback: return "fallback";
+    case AnswerTierId::kClarify: return "clarify";
   }
   return "unknown";
 }
 
 Status AnswererConfig::Validate() const {
+  RETURN_IF_ERROR(clarify.Validate().WithContext("clarify"));
   if (language != "en" && language != "zh") {
     return InvalidArgumentError("language is '" + language + "'; expected en or zh");
   }
@@ -87,6 +90,15 @@ Result<std::unique_ptr<Answerer>> Answerer::Create(AnswererConfig config, Answer
   std::unique_ptr<Answerer> a(new Answerer(std::move(config), std::move(parts), std::move(tools)));
   if (a->parts_.kb) {
     ASSIGN_OR_RETURN(a->kb_generation_, a->parts_.kb->Generation());
+    if (a->config_.clarify.enabled) {
+      // The topic a clarifying question names for an intent: its first article's title.
+      ASSIGN_OR_RETURN(std::vector<Article> articles, a->parts_.kb->All());
+      for (const Article& article : articles) {
+        if (!article.intent.empty() && !article.title.empty()) {
+          a->topic_for_intent_.emplace(article.intent, article.title);
+        }
+      }
+    }
   }
   return a;
 }
@@ -174,31 +186,34 @@ Result<AnswerResult> Answerer::AnswerTurn(std::string_view turn, CallerSession& 
   if (caller.pending() && !caller.identified() && !q.digits.empty() && parts_.identifier) {
     return HandlePin(caller, q.digits);
   }
-  if (parts_.tools) {
-    if (auto it = tool_for_intent_.find(q.intent); it != tool_for_intent_.end()) {
-      if (caller.identified()) {
-        // An L1 template may phrase the tool's result (it runs the tool itself); else the tool's
-        // own sentence.
-        if (parts_.l1) {
-          auto hit = parts_.l1->Lookup(q, caller);
-          if (!hit.ok()) {
-            stats_.tier_errors.fetch_add(1, std::memory_order_relaxed);
-            HLOG_WARN("answer tier l1 failed: {}", hit.status().message());
-          } else if (*hit) {
-            return Done(FromTier(std::move(**hit), AnswerTierId::kL1, caller));
-          }
-        }
-        return RunTool(caller, it->second, q.entities);
-      }
-      if (parts_.identifier) {
-        if (caller.locked()) {
-          AnswerResult r = Reply(config_.locked_text, AnswerTierId::kIdentify);
-          r.transfer = true;
-          return Done(std::move(r));
-        }
-        caller.pending() = CallerSession::PendingRequest{it->second, q.entities};
-        return Done(Reply(config_.ask_pin_text, AnswerTierId::kIdentify));
-      }
+  // The reply to a clarifying question: a chosen topic answers the original question as that
+  // intent; a "no" or anything else is a new question, which is not clarified again.
+  bool may_clarify = config_.clarify.enabled;
+  if (caller.clarification()) {
+    PendingClarification pending = std::move(*caller.clarification());
+    caller.clarification().reset();
+    may_clarify = false;
+    ClarificationReply reply = ResolveClarification(pending, q.text);
+    if (reply.outcome == ClarificationReply::Outcome::kChosen) {
+      stats_.clarifications_resolved.fetch_add(1, std::memory_order_relaxed);
+      ASSIGN_OR_RETURN(Question original, parts_.understand(pending.question));
+      return AnswerAsIntent(std::move(original), reply.intent, caller);
+    }
+  }
+  {
+    Result<AnswerResult> error = AnswerResult();
+    if (auto r = AnswerToolIntent(q, caller, &error)) return std::move(*r);
+    if (!error.ok()) return error;
+  }
+  // Unsure of the intent: ask rather than let a tier guess.
+  if (may_clarify && q.prediction && q.intent.empty()) {
+    if (auto c = DecideClarification(*q.prediction, config_.clarify,
+                                     [this](const std::string& i) { return TopicOf(i); })) {
+      c->question = std::string(turn.substr(0, kMaxNormalizeInputBytes));
+      AnswerResult r = Reply(ClarificationText(*c, config_.clarify), AnswerTierId::kClarify);
+      caller.clarification() = std::move(*c);
+      stats_.clarifications.fetch_add(1, std::memory_order_relaxed);
+      return Done(std::move(r));
     }
   }
   const std::pair<AnswerTier*, AnswerTierId> tiers[] = {{parts_.l1, AnswerTierId::kL1},
@@ -232,6 +247,17 @@ Result<AnswerResult> Answerer::AnswerTurn(std::string_view turn, CallerSession& 
 }
 
 Result<AnswerResult> Answerer::SubmitPin(CallerSession& caller, std::string_view digits) {
+  // A keypad digit in reply to a choice ("press 1 or 2") when no PIN is awaited.
+  if (caller.clarification() && !caller.pending() && (digits == "1" || digits == "2")) {
+    PendingClarification pending = std::move(*caller.clarification());
+    caller.clarification().reset();
+    ClarificationReply reply = ResolveClarification(pending, digits);
+    if (reply.outcome == ClarificationReply::Outcome::kChosen) {
+      stats_.clarifications_resolved.fetch_add(1, std::memory_order_relaxed);
+      ASSIGN_OR_RETURN(Question original, parts_.understand(pending.question));
+      return AnswerAsIntent(std::move(original), reply.intent, caller);
+    }
+  }
   if (!parts_.identifier) return FailedPreconditionError("no caller identification configured");
   return HandlePin(caller, DigitsOf(digits));
 }
@@ -245,7 +271,7 @@ Result<AnswerResult> Answerer::HandlePin(CallerSession& caller, std::string_view
         caller.pending().reset();
         return RunTool(caller, req.tool, req.args);
       }
-      return Done(Reply("Thank you, you're verified. How can I help?", AnswerTierId::kIdentify));
+      return Done(Reply(config_.verified_text, AnswerTierId::kIdentify));
     }
     case PinOutcome::kWrongPin:
       return Done(Reply(config_.wrong_pin_text, AnswerTierId::kIdentify));
@@ -276,6 +302,71 @@ Result<AnswerResult> Answerer::RunTool(CallerSession& caller, const std::string&
     if (!value.empty() && value[0] == '$') caller.RememberPersonal(value.substr(1));
   }
   return Done(Reply(r->text, AnswerTierId::kTool, true));
+}
+
+std::optional<AnswerResult> Answerer::AnswerToolIntent(const Question& q, CallerSession& caller,
+                                                       Result<AnswerResult>* error) {
+  if (!parts_.tools) return std::nullopt;
+  auto it = tool_for_intent_.find(q.intent);
+  if (it == tool_for_intent_.end()) return std::nullopt;
+  if (caller.identified()) {
+    // An L1 template may phrase the tool's result (it runs the tool itself); else the tool's
+    // own sentence.
+    if (parts_.l1) {
+      auto hit = parts_.l1->Lookup(q, caller);
+      if (!hit.ok()) {
+        stats_.tier_errors.fetch_add(1, std::memory_order_relaxed);
+        HLOG_WARN("answer tier l1 failed: {}", hit.status().message());
+      } else if (*hit) {
+        return Done(FromTier(std::move(**hit), AnswerTierId::kL1, caller));
+      }
+    }
+    Result<AnswerResult> r = RunTool(caller, it->second, q.entities);
+    if (!r.ok()) {
+      *error = r.status();
+      return std::nullopt;
+    }
+    return std::move(*r);
+  }
+  if (!parts_.identifier) return std::nullopt;
+  if (caller.locked()) {
+    AnswerResult r = Reply(config_.locked_text, AnswerTierId::kIdentify);
+    r.transfer = true;
+    return Done(std::move(r));
+  }
+  caller.pending() = CallerSession::PendingRequest{it->second, q.entities};
+  return Done(Reply(config_.ask_pin_text, AnswerTierId::kIdentify));
+}
+
+Result<AnswerResult> Answerer::AnswerAsIntent(Question q, const std::string& intent,
+                                              CallerSession& caller) {
+  q.intent = intent;
+  if (q.prediction) {
+    q.prediction->intent = intent;
+    q.prediction->accepted = true;
+  }
+  Result<AnswerResult> error = AnswerResult();
+  if (auto r = AnswerToolIntent(q, caller, &error)) return std::move(*r);
+  if (!error.ok()) return error;
+  if (parts_.l1) {
+    auto hit = parts_.l1->Lookup(q, caller);
+    if (hit.ok() && *hit) return Done(FromTier(std::move(**hit), AnswerTierId::kL1, caller));
+  }
+  if (parts_.kb) {
+    ASSIGN_OR_RETURN(std::vector<Article> articles, parts_.kb->ByIntent(intent));
+    if (!articles.empty()) {
+      AnswerResult r = Reply(articles[0].body, AnswerTierId::kKnowledgeBase,
+                             caller.MentionsPersonal(articles[0].body));
+      r.passage_ids = {articles[0].id};
+      return Done(std::move(r));
+    }
+  }
+  return Done(Reply(config_.fallback_text, AnswerTierId::kFallback));
+}
+
+std::string Answerer::TopicOf(const std::string& intent) const {
+  auto it = topic_for_intent_.find(intent);
+  return it == topic_for_intent_.end() ? std::string() : it->second;
 }
 
 std::vector<Passage> Answerer::Retrieve(const Question& q) {
@@ -424,6 +515,8 @@ Result<std::optional<AnswerResult>> Answerer::Peek(std::string_view partial,
                                                    const CallerSession& caller) {
   ASSIGN_OR_RETURN(Question q, parts_.understand(partial));
   if (q.text.empty()) return std::optional<AnswerResult>();
+  // A reply to a clarifying question is read by Answer, never answered from a cache.
+  if (caller.clarification()) return std::optional<AnswerResult>();
   // A request for account data is never answered from a shared tier.
   if (parts_.tools && tool_for_intent_.count(q.intent)) return std::optional<AnswerResult>();
   const std::pair<AnswerTier*, AnswerTierId> tiers[] = {{parts_.l1, AnswerTierId::kL1},

@@ -60,6 +60,7 @@
 #include "answer/generate/prompt.h"
 #include "answer/kb/kb_company.h"
 #include "answer/kb/knowledge_base.h"
+#include "answer/understand/clarify.h"
 #include "answer/understand/entities.h"
 #include "answer/understand/intent_classifier.h"
 #include "common/cancel_token.h"
@@ -109,7 +110,8 @@ class AnswerTier {
   virtual void Invalidate(std::string_view stamp) { (void)stamp; }
 };
 
-enum class AnswerTierId { kTool, kIdentify, kL1, kL2, kL3, kKnowledgeBase, kLlm, kFallback };
+// kClarify: a question back to the caller (understand/clarify.h), not an answer yet.
+enum class AnswerTierId { kTool, kIdentify, kL1, kL2, kL3, kKnowledgeBase, kLlm, kFallback, kClarify };
 std::string_view TierName(AnswerTierId tier);
 
 struct AnswerResult {
@@ -190,6 +192,9 @@ struct AnswererConfig {
   VerificationConfig verification;
   // Which turns the LLM tier may answer (llm_gate.h).
   LlmGateConfig llm_gate;
+  // Asking "is this about X or Y?" instead of guessing when the classifier is unsure, in front of
+  // every tier (understand/clarify.h). Off by default.
+  ClarifyConfig clarify;
   // BM25 score above which the best passage is spoken directly (no LLM) when no intent check
   // applies (no classifier, an article without an intent, or the check switched off). Lower
   // answers more questions from the knowledge base; higher sends more to the LLM.
@@ -209,6 +214,8 @@ struct AnswererConfig {
   // How often Answer checks the knowledge base for updates (0: every turn).
   int kb_sync_interval_ms = 1000;
   std::string ask_pin_text = "For your account details, please enter or say your PIN.";
+  // Said after a right PIN when no request was waiting for it.
+  std::string verified_text = "Thank you, you're verified. How can I help?";
   // Said after a wrong PIN, and equally after any PIN from a number that has no account: the two
   // must sound the same, or callers could learn which numbers are customers.
   std::string wrong_pin_text = "That PIN didn't match. Please try again.";
@@ -235,6 +242,7 @@ struct AnswererConfig {
     v.Section("caller", caller);
     v.Section("verification", verification);
     v.Section("llm_gate", llm_gate);
+    v.Section("clarify", clarify);
     v.Field("kb_direct_min_score", kb_direct_min_score, "BM25 score to speak a passage directly");
     v.Field("kb_direct_requires_intent_match", kb_direct_requires_intent_match,
             "Speak a passage directly only when the classifier's best guess is its intent");
@@ -243,6 +251,7 @@ struct AnswererConfig {
     v.Field("tool_intents", tool_intents, "intent=tool pairs served by account tools");
     v.Field("kb_sync_interval_ms", kb_sync_interval_ms, "Knowledge-base update check interval");
     v.Field("ask_pin_text", ask_pin_text, "Prompt for the caller's PIN");
+    v.Field("verified_text", verified_text, "Said after a right PIN with no request waiting");
     v.Field("wrong_pin_text", wrong_pin_text, "Said after a wrong PIN");
     v.Field("locked_text", locked_text, "Said when the caller is locked out");
     v.Field("fallback_text", fallback_text, "Said when no tier can answer");
@@ -267,10 +276,12 @@ struct AnswererParts {
 
 struct AnswererStats {
   std::atomic<uint64_t> turns{0};
-  std::atomic<uint64_t> by_tier[8] = {};
+  std::atomic<uint64_t> by_tier[9] = {};
   std::atomic<uint64_t> tier_errors{0};  // a tier failed and the next one answered
   std::atomic<uint64_t> cancelled{0};    // answers stopped by barge-in
   std::atomic<uint64_t> llm_gated{0};    // turns the LLM gate sent to the fallback
+  std::atomic<uint64_t> clarifications{0};           // clarifying questions asked
+  std::atomic<uint64_t> clarifications_resolved{0};  // replies that chose a topic
 };
 
 class Answerer {
@@ -317,6 +328,15 @@ class Answerer {
   Result<AnswerResult> RunTool(CallerSession& caller, const std::string& tool,
                                const std::map<std::string, std::string>& args);
   Result<AnswerResult> HandlePin(CallerSession& caller, std::string_view digits);
+  // A turn whose intent is one of the account tools': the tool's answer for an identified
+  // caller, else the PIN request (or the lock-out). nullopt when `q.intent` is no tool's.
+  std::optional<AnswerResult> AnswerToolIntent(const Question& q, CallerSession& caller,
+                                               Result<AnswerResult>* error);
+  // The caller chose `intent` for `original` in reply to a clarifying question: the intent's tool,
+  // L1 template or knowledge-base article (never shared: the question alone was ambiguous).
+  Result<AnswerResult> AnswerAsIntent(Question original, const std::string& intent,
+                                      CallerSession& caller);
+  std::string TopicOf(const std::string& intent) const;
   std::vector<Passage> Retrieve(const Question& q);
   Result<std::optional<AnswerResult>> FromKnowledgeOrModel(const Question& q, CallerSession& caller,
                                                            const std::vector<ChatMessage>& history,
@@ -333,6 +353,7 @@ class Answerer {
   AnswererConfig config_;
   AnswererParts parts_;
   std::map<std::string, std::string> tool_for_intent_;
+  std::map<std::string, std::string> topic_for_intent_;  // an article title per intent
   PromptBuilder prompt_builder_;
   std::mutex sync_mu_;
   int64_t kb_generation_ = 0;

@@ -27,6 +27,23 @@ Result<Question> FakeUnderstand(std::string_view turn) {
   if (q.text.find("my order") != std::string::npos) q.intent = "track_order";
   if (q.text.find("delivery") != std::string::npos) q.intent = "delivery_period";
   if (q.text.find("october") != std::string::npos) q.entities["month"] = "2026-10";
+  // Unsure readings for the clarification tests: two close intents, or one likely intent.
+  if (q.text.find("money back") != std::string::npos) {
+    q.prediction.emplace();
+    q.prediction->intent = "check_refund_policy";
+    q.prediction->runner_up = "delivery_period";
+    q.prediction->probability = 0.45;
+    q.prediction->margin = 0.1;
+    q.prediction->top_two = 0.8;
+  }
+  if (q.text.find("password thing") != std::string::npos) {
+    q.prediction.emplace();
+    q.prediction->intent = "recover_password";
+    q.prediction->runner_up = "create_account";
+    q.prediction->probability = 0.6;
+    q.prediction->margin = 0.5;
+    q.prediction->top_two = 0.7;
+  }
   // A classifier's best guess it did not accept (q.intent stays empty).
   if (q.text.find("forgot") != std::string::npos) {
     q.prediction.emplace();
@@ -241,6 +258,64 @@ TEST(Answerer, APassageIsSpokenOnlyWhenTheClassifiersBestGuessIsItsIntent) {
     CallerSession caller("+15550199");
     EXPECT_EQ(w.Ask("I forgot how long standard delivery takes", caller).tier,
               AnswerTierId::kKnowledgeBase);
+  }
+}
+
+TEST(Answerer, AnUnsureTurnIsClarifiedAndTheChosenTopicAnswered) {
+  auto on = [](AnswererConfig& c) { c.clarify.enabled = true; };
+  {
+    World w(false, nullptr, on);
+    CallerSession caller("+15550199");
+    AnswerResult r = w.Ask("I want my money back", caller);
+    EXPECT_EQ(r.tier, AnswerTierId::kClarify);
+    EXPECT_EQ(r.text, "Is this about refund policy, or about delivery period?");
+    ASSERT_TRUE(caller.clarification().has_value());
+    r = w.Ask("the second one", caller);
+    EXPECT_EQ(r.tier, AnswerTierId::kKnowledgeBase);
+    EXPECT_EQ(r.text, "Standard delivery takes 3 to 5 business days.");
+    EXPECT_FALSE(caller.clarification().has_value());
+    // Named by its topic's words.
+    EXPECT_EQ(w.Ask("I want my money back", caller).tier, AnswerTierId::kClarify);
+    EXPECT_EQ(w.Ask("the refund", caller).text,
+              "You can return items within 30 days for a refund.");
+    EXPECT_EQ(w.answerer->stats().clarifications.load(), 2u);
+    EXPECT_EQ(w.answerer->stats().clarifications_resolved.load(), 2u);
+    EXPECT_EQ(w.answerer->stats().by_tier[static_cast<int>(AnswerTierId::kClarify)].load(), 2u);
+  }
+  {
+    // Confirmation, then yes.
+    World w(false, nullptr, on);
+    CallerSession caller("+15550199");
+    AnswerResult r = w.Ask("the password thing", caller);
+    EXPECT_EQ(r.tier, AnswerTierId::kClarify);
+    EXPECT_EQ(r.text, "You'd like help with recover password. Is that right?");
+    EXPECT_EQ(w.Ask("yes please", caller).text,
+              "Use the forgotten password link on the sign-in page.");
+  }
+  {
+    // "No": the reply is a turn of its own, and is not clarified again; an unsure question asked
+    // right after a clarification is not clarified either (one clarification per question).
+    World w(false, nullptr, on);
+    CallerSession caller("+15550199");
+    w.Ask("the password thing", caller);
+    EXPECT_EQ(w.Ask("no", caller).tier, AnswerTierId::kFallback);
+    w.Ask("the password thing", caller);
+    EXPECT_NE(w.Ask("I want my money back", caller).tier, AnswerTierId::kClarify);
+  }
+  {
+    // The keypad: 1 or 2 for a choice.
+    World w(false, nullptr, on);
+    CallerSession caller("+15550199");
+    w.Ask("I want my money back", caller);
+    auto r = w.answerer->SubmitPin(caller, "1");
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->text, "You can return items within 30 days for a refund.");
+  }
+  {
+    // Off (the default): the unsure turn goes to the tiers as before.
+    World w(false);
+    CallerSession caller("+15550199");
+    EXPECT_NE(w.Ask("I want my money back", caller).tier, AnswerTierId::kClarify);
   }
 }
 

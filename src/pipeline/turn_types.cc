@@ -38,6 +38,8 @@ std::string_view TurnTierName(TurnTier tier) {
       return answer::TierName(answer::AnswerTierId::kLlm);
     case TurnTier::kFallback:
       return answer::TierName(answer::AnswerTierId::kFallback);
+    case TurnTier::kClarify:
+      return answer::TierName(answer::AnswerTierId::kClarify);
     case TurnTier::kGreeting:
       return "greeting";
     case TurnTier::kReprompt:
@@ -70,6 +72,8 @@ TurnTier TierOf(answer::AnswerTierId tier) {
       return TurnTier::kLlm;
     case answer::AnswerTierId::kFallback:
       return TurnTier::kFallback;
+    case answer::AnswerTierId::kClarify:
+      return TurnTier::kClarify;
   }
   return TurnTier::kFallback;
 }

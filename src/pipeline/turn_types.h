@@ -32,6 +32,7 @@ enum class TurnTier : uint8_t {
   kKnowledgeBase,
   kLlm,
   kFallback,
+  kClarify,  // a clarifying question ("is this about X or Y?")
   // The session's fixed texts.
   kGreeting,
   kReprompt,

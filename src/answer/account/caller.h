@@ -22,6 +22,7 @@
 
 #include "answer/account/accounts.h"
 #include "answer/account/verification.h"
+#include "answer/understand/clarify.h"
 #include "common/status.h"
 
 namespace hotline::answer {
@@ -56,6 +57,11 @@ class CallerSession {
     std::map<std::string, std::string> args;
   };
   std::optional<PendingRequest>& pending() { return pending_; }
+  const std::optional<PendingRequest>& pending() const { return pending_; }
+
+  // A clarifying question asked on this call and not yet answered (understand/clarify.h).
+  std::optional<PendingClarification>& clarification() { return clarification_; }
+  const std::optional<PendingClarification>& clarification() const { return clarification_; }
 
   // Values of personal data spoken to this caller (amounts, order numbers). Any answer that
   // mentions one is treated as personal, whatever tier produced it.
@@ -69,6 +75,7 @@ class CallerSession {
   int failed_attempts_ = 0;
   bool locked_ = false;
   std::optional<PendingRequest> pending_;
+  std::optional<PendingClarification> clarification_;
   std::vector<std::string> personal_values_;
 };
 

@@ -27,10 +27,20 @@ double ValueOr(double v) { return std::isfinite(v) ? v : kNaN; }
 }  // namespace
 
 const std::vector<std::string>& Dashboard::Tiers() {
-  static const std::vector<std::string> tiers = {"l1",  "l2",   "l3",       "kb",
-                                                 "llm", "tool", "identify", "fallback"};
+  static const std::vector<std::string> tiers = {"l1",   "l2",       "l3",       "kb",     "llm",
+                                                 "tool", "identify", "fallback", "clarify"};
   return tiers;
 }
+
+namespace {
+
+// Position of `name` in Dashboard::Tiers().
+size_t TierIndex(std::string_view name) {
+  const auto& tiers = Dashboard::Tiers();
+  return static_cast<size_t>(std::find(tiers.begin(), tiers.end(), name) - tiers.begin());
+}
+
+}  // namespace
 
 const std::vector<std::string>& Dashboard::Stages() {
   static const std::vector<std::string> stages(std::begin(kStageNames), std::end(kStageNames));
@@ -196,9 +206,10 @@ void Dashboard::Sample(int64_t unix_ms) {
   }
   p.tier_window.resize(r.tiers.size());
   double answers = 0, cached = 0;
+  const size_t clarify = TierIndex("clarify");
   for (size_t i = 0; i < r.tiers.size(); ++i) {
     p.tier_window[i] = std::max(0.0, r.tiers[i] - (base ? base->tiers[i] : 0));
-    answers += p.tier_window[i];
+    if (i != clarify) answers += p.tier_window[i];  // a question back is no answer
     if (i < 3) cached += p.tier_window[i];  // l1, l2, l3
   }
   if (answers > 0) p.cache_hit_rate = cached / answers;
@@ -268,13 +279,14 @@ std::string Dashboard::Json(int64_t since_unix_ms) const {
     totals["v2v_p99_ms"] = r.v2v.count > 0 ? r.v2v.Quantile(0.99) * 1000 : kNaN;
     json tiers = json::object();
     double answers = 0, cached = 0;
+    const size_t clarify = TierIndex("clarify");
     for (size_t i = 0; i < Tiers().size(); ++i) {
       tiers[Tiers()[i]] = r.tiers[i];
-      answers += r.tiers[i];
+      if (i != clarify) answers += r.tiers[i];
       if (i < 3) cached += r.tiers[i];
     }
     totals["answers"] = tiers;
-    totals["unanswered"] = r.tiers[Tiers().size() - 1];  // fallback: no tier could answer
+    totals["unanswered"] = r.tiers[TierIndex("fallback")];  // no tier could answer
     totals["rejects"] = {{"l1", r.rejects_l1}, {"l2", r.rejects_l2}};
     totals["llm_gated"] = r.llm_gated;
     totals["cache_hit_rate"] = answers > 0 ? cached / answers : kNaN;
