@@ -41,6 +41,18 @@ void Im2Col(const float* x, int n_in, int width, int stride, int n_out, float* c
   }
 }
 
+// The feed-forward half of an encoder or decoder block, in place on x (n rows of width E):
+// x += fc2(GELU(fc1(LayerNorm(x)) + b1)) + b2. xn (n x E), hidden (n x 4E) and tmp (n x E) are
+// workspaces.
+void MlpBlock(const WhisperLayerNorm& ln, const WhisperMlpWeights& mlp, float* x, float* xn,
+              float* hidden, float* tmp, int n, int E, ComputePool& pool) {
+  LayerNormRows(x, ln, xn, n, E, pool);
+  MatMul(mlp.fc1, xn, n, hidden, pool);
+  AddBiasGelu(hidden, mlp.fc1_bias, n, 4 * E, pool);
+  MatMul(mlp.fc2, hidden, n, tmp, pool);
+  AddResidual(x, tmp, mlp.fc2_bias, n, E);
+}
+
 }  // namespace
 
 // ---- encoder ----------------------------------------------------------------------------------
@@ -127,11 +139,7 @@ void WhisperEncoder::Layer(const WhisperEncoderLayer& L, int n) {
   MatMul(L.attn.out, att_.data(), n, tmp_.data(), pool_);
   AddResidual(x_.data(), tmp_.data(), L.attn.out_bias, n, E);
 
-  LayerNormRows(x_.data(), L.mlp_ln, xn_.data(), n, E, pool_);
-  MatMul(L.mlp.fc1, xn_.data(), n, mlp_.data(), pool_);
-  AddBiasGelu(mlp_.data(), L.mlp.fc1_bias, n, 4 * E, pool_);
-  MatMul(L.mlp.fc2, mlp_.data(), n, tmp_.data(), pool_);
-  AddResidual(x_.data(), tmp_.data(), L.mlp.fc2_bias, n, E);
+  MlpBlock(L.mlp_ln, L.mlp, x_.data(), xn_.data(), mlp_.data(), tmp_.data(), n, E, pool_);
 }
 
 // ---- decoder ----------------------------------------------------------------------------------
@@ -285,11 +293,7 @@ void WhisperDecoder::Layer(int l, int n) {
   MatMul(L.cross_attn.out, att_.data(), n, tmp_.data(), pool_);
   AddResidual(x_.data(), tmp_.data(), L.cross_attn.out_bias, n, E);
 
-  LayerNormRows(x_.data(), L.mlp_ln, xn_.data(), n, E, pool_);
-  MatMul(L.mlp.fc1, xn_.data(), n, mlp_.data(), pool_);
-  AddBiasGelu(mlp_.data(), L.mlp.fc1_bias, n, 4 * E, pool_);
-  MatMul(L.mlp.fc2, mlp_.data(), n, tmp_.data(), pool_);
-  AddResidual(x_.data(), tmp_.data(), L.mlp.fc2_bias, n, E);
+  MlpBlock(L.mlp_ln, L.mlp, x_.data(), xn_.data(), mlp_.data(), tmp_.data(), n, E, pool_);
 }
 
 }  // namespace hotline::engine
