@@ -33,7 +33,9 @@
 #include "engine/ggml_types.h"
 #include "engine/gguf.h"
 #include "engine/quant.h"
+#include "engine/vocab.h"
 #include "engine/whisper_format.h"
+#include "engine/whisper_ggml.h"
 
 namespace hotline::engine::testing {
 
@@ -214,6 +216,33 @@ inline Status WriteRandomWhisper(const RandomWhisperSpec& s, const std::string& 
   }
   if (s.edit) s.edit(w);
   return w.WriteFile(path);
+}
+
+// Writes a random-weight model of `hp` (n_vocab 0: the file's) whose vocabulary is the text
+// vocabulary of the whisper.cpp ggml file `bin` (e.g. the shared data's for-tests-ggml-tiny.bin,
+// which has no weights), so a recognizer can decode it. NotFound when `bin` is absent.
+inline Status WriteRandomWhisperWithVocab(const std::string& bin, WhisperHparams hp, GgmlType type,
+                                          const std::string& path) {
+  auto f = WhisperGgmlFile::Open(bin);
+  if (!f.ok()) return f.status();
+  auto vocab = WhisperGgmlTextTokens(**f);
+  if (!vocab.ok()) return vocab.status();
+  std::vector<std::string> pieces;
+  pieces.reserve(vocab->tokens.size());
+  for (const std::string& t : vocab->tokens) {
+    std::string piece;
+    for (char c : t) piece.append(ByteToBpeChar(static_cast<uint8_t>(c)));
+    pieces.push_back(std::move(piece));
+  }
+  if (hp.n_vocab == 0) hp.n_vocab = (*f)->hparams().n_vocab;
+  RandomWhisperSpec spec;
+  spec.hp = hp;
+  spec.type = type;
+  spec.edit = [&pieces](GgufWriter& w) {
+    w.SetString("tokenizer.ggml.model", "whisper");
+    w.SetStringArray("tokenizer.ggml.tokens", pieces);
+  };
+  return WriteRandomWhisper(spec, path);
 }
 
 // Writes the model to a temporary file, maps it and unlinks the file (the mapping keeps it).

@@ -82,28 +82,8 @@ std::string Model(const std::string& name, bool english, GgmlType type,
   if (auto it = cache.find(name); it != cache.end()) return it->second;
   const std::string bin = TinyBin(english);
   if (!std::filesystem::exists(bin)) return cache[name] = "";
-  auto f = engine::WhisperGgmlFile::Open(bin);
-  EXPECT_TRUE(f.ok()) << f.status();
-  if (!f.ok()) return "";
-  auto vocab = engine::WhisperGgmlTextTokens(**f);
-  EXPECT_TRUE(vocab.ok()) << vocab.status();
-  if (!vocab.ok()) return "";
-  std::vector<std::string> pieces;
-  for (const std::string& t : vocab->tokens) {
-    std::string s;
-    for (char c : t) s.append(engine::ByteToBpeChar(static_cast<uint8_t>(c)));
-    pieces.push_back(std::move(s));
-  }
-  if (hp.n_vocab == 0) hp.n_vocab = (*f)->hparams().n_vocab;
-  engine::testing::RandomWhisperSpec spec;
-  spec.hp = hp;
-  spec.type = type;
-  spec.edit = [&pieces](engine::GgufWriter& w) {
-    w.SetString("tokenizer.ggml.model", "whisper");
-    w.SetStringArray("tokenizer.ggml.tokens", pieces);
-  };
   const std::string path = Dir().path + "/" + name + ".gguf";
-  Status s = engine::testing::WriteRandomWhisper(spec, path);
+  Status s = engine::testing::WriteRandomWhisperWithVocab(bin, hp, type, path);
   EXPECT_TRUE(s.ok()) << s;
   return cache[name] = s.ok() ? path : "";
 }
