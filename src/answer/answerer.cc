@@ -350,7 +350,12 @@ Result<AnswerResult> Answerer::AnswerAsIntent(Question q, const std::string& int
   if (!error.ok()) return error;
   if (parts_.l1) {
     auto hit = parts_.l1->Lookup(q, caller);
-    if (hit.ok() && *hit) return Done(FromTier(std::move(**hit), AnswerTierId::kL1, caller));
+    if (!hit.ok()) {
+      stats_.tier_errors.fetch_add(1, std::memory_order_relaxed);
+      HLOG_WARN("answer tier l1 failed: {}", hit.status().message());
+    } else if (*hit) {
+      return Done(FromTier(std::move(**hit), AnswerTierId::kL1, caller));
+    }
   }
   if (parts_.kb) {
     ASSIGN_OR_RETURN(std::vector<Article> articles, parts_.kb->ByIntent(intent));

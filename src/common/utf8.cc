@@ -63,6 +63,42 @@ void AppendUtf8(std::string& out, char32_t cp) {
   }
 }
 
+namespace {
+
+// Calls on_han for each Han character until it returns false.
+template <class F>
+void ForEachHan(std::string_view text, F on_han) {
+  for (size_t i = 0; i < text.size();) {
+    // Han characters are 3 or 4 bytes with a lead byte of at least 0xe3: skip the rest quickly.
+    if (static_cast<unsigned char>(text[i]) < 0xe3) {
+      ++i;
+      continue;
+    }
+    char32_t cp = 0;
+    const size_t n = DecodeUtf8(text, i, &cp);
+    if (n == 0) {
+      ++i;
+      continue;
+    }
+    if (IsHan(cp) && !on_han()) return;
+    i += n;
+  }
+}
+
+}  // namespace
+
+size_t CountHan(std::string_view text) {
+  size_t n = 0;
+  ForEachHan(text, [&n] { return ++n, true; });
+  return n;
+}
+
+bool ContainsHan(std::string_view text) {
+  bool found = false;
+  ForEachHan(text, [&found] { return found = true, false; });
+  return found;
+}
+
 size_t FirstInvalidUtf8(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     const size_t n = Utf8SequenceLength(text, i);

@@ -28,6 +28,10 @@ inline bool IsHan(char32_t cp) {
          (cp >= 0x30000 && cp <= 0x3134f);
 }
 
+// Han characters in `text` (bytes that are not UTF-8 are skipped); ContainsHan stops at the first.
+size_t CountHan(std::string_view text);
+bool ContainsHan(std::string_view text);
+
 // Offset of the first byte of `text` that does not start a valid UTF-8 sequence (overlong forms,
 // UTF-16 surrogates and code points past U+10FFFF are invalid), or npos when all of it is UTF-8.
 size_t FirstInvalidUtf8(std::string_view text);

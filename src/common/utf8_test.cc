@@ -56,6 +56,10 @@ TEST(Utf8, HanCharacters) {
   EXPECT_FALSE(IsHan(0x3002));   // 。 (punctuation)
   EXPECT_FALSE(IsHan(0xff11));   // fullwidth 1
   EXPECT_FALSE(IsHan(U'a'));
+  EXPECT_EQ(CountHan("\xe6\x88\x91\xe6\x83\xb3 PIN 1234\xe3\x80\x82"), 2u);  // 我想 PIN 1234。
+  EXPECT_TRUE(ContainsHan("PIN \xe7\xa0\x81 \xff"));                         // 码, a stray byte
+  EXPECT_FALSE(ContainsHan("caf\xc3\xa9 \xe3\x80\x82 \xef\xbc\x91"));       // é 。 １
+  EXPECT_EQ(CountHan(""), 0u);
 }
 
 }  // namespace

@@ -3,8 +3,6 @@
 #include <array>
 #include <cstring>
 
-#include "common/utf8.h"
-
 namespace hotline::tts {
 namespace {
 
@@ -71,20 +69,6 @@ bool Followed(std::string_view text, size_t at, std::string_view word) {
 }
 
 }  // namespace
-
-bool HasHan(std::string_view text) {
-  for (size_t i = 0; i < text.size();) {
-    char32_t cp = 0;
-    const size_t n = DecodeUtf8(text, i, &cp);
-    if (n == 0) {
-      ++i;
-      continue;
-    }
-    if (IsHan(cp)) return true;
-    i += n;
-  }
-  return false;
-}
 
 std::string ChineseCardinal(uint64_t n) {
   if (n == 0) return "零";

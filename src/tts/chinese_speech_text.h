@@ -1,7 +1,7 @@
 // Chinese text read the Chinese way: the numbers of a Mandarin answer written out in Chinese
 // characters, so the synthesizer says "五十八点三零元" for "58.30元", not English digits or a
 // 13-digit cardinal for a phone number. TextNormalizer uses it for every text with a Han
-// character in it (after the markup is stripped).
+// character in it (ContainsHan, common/utf8.h) (after the markup is stripped).
 //
 // What it reads:
 //   - dates "2026-12-05", "2026/12/5" -> 二零二六年十二月五日; years before 年 digit by digit
@@ -23,9 +23,6 @@
 #include <string_view>
 
 namespace hotline::tts {
-
-// True when `text` holds at least one Han character.
-bool HasHan(std::string_view text);
 
 // 0 -> 零, 10 -> 十, 12 -> 十二, 105 -> 一百零五, 10500 -> 一万零五百, 2003 -> 二千零三.
 std::string ChineseCardinal(uint64_t n);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/utf8.h"
 #include "tts/chinese_speech_text.h"
 #include "tts/number_words.h"
 #include "tts/text_cleanup.h"
@@ -597,7 +598,7 @@ std::string TextNormalizer::Normalize(std::string_view text) const {
   s = StripMarkdownBlocks(s);
   s = StripInlineMarkdown(s);
   // Chinese text: numbers are read the Chinese way; the English word rules do not apply.
-  if (HasHan(s)) return CollapseSpaces(ReadChineseNumbers(s, config_.digit_by_digit_min_digits));
+  if (ContainsHan(s)) return CollapseSpaces(ReadChineseNumbers(s, config_.digit_by_digit_min_digits));
   WordExpander expander(config_, Tokenize(s));
   return CollapseSpaces(expander.Run());
 }

@@ -161,46 +161,53 @@ class RefundStatusTool final : public Tool {
 
 }  // namespace
 
-std::string FormatDollars(int64_t cents) {
+namespace {
+
+// "42.17" for 4217 (sign first), the amount part both currencies share.
+std::string Amount(int64_t cents, const char* prefix, const char* suffix) {
   const bool negative = cents < 0;
   const uint64_t abs = negative ? static_cast<uint64_t>(-(cents + 1)) + 1 : static_cast<uint64_t>(cents);
   char buf[48];
-  std::snprintf(buf, sizeof(buf), "%s$%llu.%02llu", negative ? "-" : "",
-                static_cast<unsigned long long>(abs / 100), static_cast<unsigned long long>(abs % 100));
+  std::snprintf(buf, sizeof(buf), "%s%s%llu.%02llu%s", negative ? "-" : "", prefix,
+                static_cast<unsigned long long>(abs / 100), static_cast<unsigned long long>(abs % 100),
+                suffix);
   return buf;
 }
+
+// 1..12 for "YYYY-MM" (also the start of "YYYY-MM-DD"); 0 otherwise.
+int MonthOf(std::string_view m) {
+  if (m.size() < 7 || m[4] != '-' || m[5] < '0' || m[5] > '1' || m[6] < '0' || m[6] > '9') return 0;
+  const int month = (m[5] - '0') * 10 + (m[6] - '0');
+  return month >= 1 && month <= 12 ? month : 0;
+}
+
+}  // namespace
+
+std::string FormatDollars(int64_t cents) { return Amount(cents, "$", ""); }
 
 std::string FormatMonth(std::string_view m) {
-  if (m.size() == 7 && m[4] == '-') {
-    const int month = (m[5] - '0') * 10 + (m[6] - '0');
-    if (month >= 1 && month <= 12) return std::string(kMonths[month - 1]) + " " + std::string(m.substr(0, 4));
-  }
-  return std::string(m);
+  const int month = m.size() == 7 ? MonthOf(m) : 0;
+  if (month == 0) return std::string(m);
+  return std::string(kMonths[month - 1]) + " " + std::string(m.substr(0, 4));
 }
 
-std::string FormatYuan(int64_t cents) {
-  const bool negative = cents < 0;
-  const uint64_t abs = negative ? static_cast<uint64_t>(-(cents + 1)) + 1 : static_cast<uint64_t>(cents);
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "%s%llu.%02llu元", negative ? "-" : "",
-                static_cast<unsigned long long>(abs / 100), static_cast<unsigned long long>(abs % 100));
-  return buf;
-}
+std::string FormatYuan(int64_t cents) { return Amount(cents, "", "元"); }
 
 std::string FormatMonthChinese(std::string_view m) {
-  if (m.size() == 7 && m[4] == '-') {
-    const int month = (m[5] - '0') * 10 + (m[6] - '0');
-    if (month >= 1 && month <= 12) return std::string(m.substr(0, 4)) + "年" + std::to_string(month) + "月";
-  }
-  return std::string(m);
+  const int month = m.size() == 7 ? MonthOf(m) : 0;
+  if (month == 0) return std::string(m);
+  return std::string(m.substr(0, 4)) + "年" + std::to_string(month) + "月";
 }
 
 std::string FormatDateChinese(std::string_view d) {
-  if (d.size() == 10 && d[4] == '-' && d[7] == '-') {
-    const int day = (d[8] - '0') * 10 + (d[9] - '0');
-    return FormatMonthChinese(d.substr(0, 7)) + std::to_string(day) + "日";
+  const int month = MonthOf(d);
+  if (d.size() != 10 || d[7] != '-' || month == 0 || d[8] < '0' || d[8] > '3' || d[9] < '0' ||
+      d[9] > '9') {
+    return std::string(d);
   }
-  return std::string(d);
+  const int day = (d[8] - '0') * 10 + (d[9] - '0');
+  return std::string(d.substr(0, 4)) + "年" + std::to_string(month) + "月" + std::to_string(day) +
+         "日";
 }
 
 Status ToolRegistry::Register(std::unique_ptr<Tool> tool) {

@@ -109,6 +109,11 @@ TEST(Tools, SpeakMandarinWithYuanAndChineseDates) {
   ASSERT_TRUE(refund.ok());
   EXPECT_EQ(refund->text, "您订单A5502的19.99元退款已批准。");
   EXPECT_EQ(CreateDemoTools(*db, "fr").status().code(), StatusCode::kInvalidArgument);
+  // Malformed dates and months are passed through, never half-parsed.
+  EXPECT_EQ(FormatDateChinese("2026-12-xx"), "2026-12-xx");
+  EXPECT_EQ(FormatMonthChinese("2026-13"), "2026-13");
+  EXPECT_EQ(FormatYuan(-5), "-0.05元");
+  EXPECT_EQ(FormatDollars(4217), "$42.17");
 }
 
 }  // namespace

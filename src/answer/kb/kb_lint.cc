@@ -246,15 +246,7 @@ std::string_view LintKindName(LintKind kind) {
 // Words of a sentence; in Chinese, two characters make about one word (as the speech chunker
 // counts them), so the breath limit is the same length of speech.
 int WordCount(std::string_view text) {
-  int han = 0;
-  for (size_t i = 0; i < text.size();) {
-    char32_t cp = 0;
-    const size_t n = DecodeUtf8(text, i, &cp);
-    if (n == 0) break;
-    han += IsHan(cp) ? 1 : 0;
-    i += n;
-  }
-  return static_cast<int>(LowerWords(text).size()) + (han + 1) / 2;
+  return static_cast<int>(LowerWords(text).size() + (CountHan(text) + 1) / 2);
 }
 
 bool IsStockPhrase(std::string_view sentence) {
@@ -304,19 +296,8 @@ bool ChineseTellsWhatToDo(std::string_view sentence) {
   return duration || (action && where);
 }
 
-bool HasHanText(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    char32_t cp = 0;
-    const size_t n = DecodeUtf8(s, i, &cp);
-    if (n == 0) return false;
-    if (IsHan(cp)) return true;
-    i += n;
-  }
-  return false;
-}
-
 bool TellsWhatToDo(std::string_view sentence) {
-  if (HasHanText(sentence)) return ChineseTellsWhatToDo(sentence);
+  if (ContainsHan(sentence)) return ChineseTellsWhatToDo(sentence);
   const bool company_fact = HasDoubleBracePlaceholder(sentence);
   const std::vector<std::string> words = LowerWords(sentence);
   bool action = false, where = company_fact, duration = false;

@@ -1,5 +1,6 @@
 #include "answer/understand/chinese_text.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "common/utf8.h"
@@ -119,8 +120,11 @@ std::optional<int64_t> ParseChineseCardinal(std::u32string_view run) {
 }
 
 std::string FoldChineseText(std::string_view text) {
-  // Fast path: text with no Chinese character, full-width form or CJK punctuation is returned
-  // unchanged.
+  // Fast path: ASCII text (most English turns) is returned unchanged without being decoded; so
+  // is any text with no Chinese character, full-width form or CJK punctuation.
+  if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+    return std::string(text);
+  }
   std::vector<char32_t> cps;
   cps.reserve(text.size());
   bool chinese = false, any_fold = false;

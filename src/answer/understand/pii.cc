@@ -263,6 +263,12 @@ std::string RedactChineseDigits(std::string_view t, PiiCounts& counts) {
   out.reserve(t.size());
   size_t i = 0;
   while (i < t.size()) {
+    // Every Chinese digit is 3 bytes with a lead byte of at least 0xe3: other bytes are copied
+    // without trying the digit table (this runs on every log line).
+    if (static_cast<unsigned char>(t[i]) < 0xe3) {
+      out.push_back(t[i++]);
+      continue;
+    }
     size_t j = i;
     int n = 0;
     while (j < t.size()) {
