@@ -19,7 +19,6 @@ struct RequestHandle::Wake {
   bool cancel_pending = false;  // under mu: a handle was cancelled since the last look
 };
 
-
 BatchSchedulerConfig BatchSchedulerConfig::FromEngine(const EngineConfig& c) {
   BatchSchedulerConfig b;
   b.max_batch_size = c.max_batch_size;
@@ -27,6 +26,11 @@ BatchSchedulerConfig BatchSchedulerConfig::FromEngine(const EngineConfig& c) {
   b.join_max_tokens = c.join_max_tokens;
   b.kv_block_tokens = c.kv_block_tokens;
   b.kv_cache_bytes = c.kv_cache_bytes;
+  b.speculative_tokens = c.speculative_tokens;
+  b.speculative_max_batch = c.speculative_max_batch;
+  b.speculative_min_acceptance = c.speculative_min_acceptance;
+  b.speculative_adaptive = c.speculative_adaptive;
+  b.speculative_cache_tokens = c.speculative_cache_tokens;
   return b;
 }
 
@@ -51,6 +55,21 @@ Status BatchSchedulerConfig::Validate() const {
                                 std::to_string(defer_horizon_ms));
   }
   if (max_queue < 1) return InvalidArgumentError("max_queue must be positive");
+  if (speculative_tokens < 0 || speculative_tokens > 32) {
+    return InvalidArgumentError("speculative_tokens must be in [0, 32] (0 = off), got " +
+                                std::to_string(speculative_tokens));
+  }
+  if (speculative_max_batch < 1 || speculative_max_batch > 1024) {
+    return InvalidArgumentError("speculative_max_batch must be in [1, 1024], got " +
+                                std::to_string(speculative_max_batch));
+  }
+  if (!(speculative_min_acceptance >= 0 && speculative_min_acceptance <= 1)) {
+    return InvalidArgumentError("speculative_min_acceptance must be in [0, 1]");
+  }
+  if (speculative_cache_tokens < 0 || speculative_cache_tokens > (1 << 24)) {
+    return InvalidArgumentError("speculative_cache_tokens must be in [0, 16777216], got " +
+                                std::to_string(speculative_cache_tokens));
+  }
   return Status::Ok();
 }
 
@@ -95,7 +114,12 @@ BatchScheduler::BatchScheduler(Engine& engine, const BatchSchedulerConfig& confi
       config_(config),
       max_seq_len_(engine.max_seq_len()),
       forward_(engine.model(), engine.compute_pool(), engine.config().flash_attention),
-      wake_(std::make_shared<RequestHandle::Wake>()) {}
+      governor_(config.speculative_max_batch),
+      wake_(std::make_shared<RequestHandle::Wake>()) {
+  if (config.speculative_tokens > 0 && config.speculative_cache_tokens > 0) {
+    answers_ = std::make_unique<AnswerNgramCache>(draft_config_, config.speculative_cache_tokens);
+  }
+}
 
 Result<std::unique_ptr<BatchScheduler>> BatchScheduler::Create(Engine& engine,
                                                                const BatchSchedulerConfig& config) {
@@ -219,6 +243,8 @@ void BatchScheduler::Publish() {
   s.joined = joined_;
   s.deferred = deferred_;
   s.copied_prefix_tokens = copied_prefix_tokens_;
+  s.drafted_tokens = drafted_tokens_;
+  s.accepted_tokens = accepted_tokens_;
   s.last_batch_sequences = last_batch_sequences_;
   s.max_batch_sequences = max_batch_sequences_;
   EngineMetrics& m = EngineMetrics::Get();
@@ -230,6 +256,8 @@ void BatchScheduler::Publish() {
   m.preemptions.Increment(s.preemptions - published_.preemptions);
   m.joined.Increment(s.joined - published_.joined);
   m.copied_prefix_tokens.Increment(s.copied_prefix_tokens - published_.copied_prefix_tokens);
+  m.drafted_tokens.Increment(s.drafted_tokens - published_.drafted_tokens);
+  m.accepted_tokens.Increment(s.accepted_tokens - published_.accepted_tokens);
   m.steps.Increment(s.steps - published_.steps);
   published_ = s;
   std::lock_guard<std::mutex> lock(wake_->mu);
@@ -344,6 +372,15 @@ void BatchScheduler::Finish(Seq& s, FinishReason reason, Status status) {
   if (s.id >= 0) kv_->RemoveSequence(s.id);
   s.id = -1;
   BatchResult& r = s.result;
+  if (answers_ && r.status.ok() && !r.tokens.empty() &&
+      (reason == FinishReason::kStop || reason == FinishReason::kLength)) {
+    // A finished answer, with the end of its prompt (the assistant's turn opening) in front so
+    // the next answer's first tokens find it too.
+    const size_t lead = std::min(size_t(draft_config_.ngram_max), s.req.prompt.size());
+    std::vector<int32_t> answer(s.req.prompt.end() - std::ptrdiff_t(lead), s.req.prompt.end());
+    answer.insert(answer.end(), r.tokens.begin(), r.tokens.end());
+    answers_->Add(answer);
+  }
   r.finish = reason;
   r.status = std::move(status);
   r.timings.generated_tokens = static_cast<int>(r.tokens.size());
@@ -420,10 +457,9 @@ void BatchScheduler::JoinArrivals(int* budget_left) {
     incoming_.clear();
     has_incoming_.store(false, std::memory_order_relaxed);
   }
-  std::sort(waiting_.begin(), waiting_.end(),
-            [](const std::unique_ptr<Seq>& a, const std::unique_ptr<Seq>& b) {
-              return Before(*a, *b);
-            });
+  std::sort(
+      waiting_.begin(), waiting_.end(),
+      [](const std::unique_ptr<Seq>& a, const std::unique_ptr<Seq>& b) { return Before(*a, *b); });
   const int bt = config_.kv_block_tokens;
   // The catch-up runs every joiner's tokens through the layers done while the running streams
   // wait, so all of them together get join_max_tokens.

@@ -42,6 +42,20 @@
 // idles. RequestHandle::Reschedule changes a request's priority and deadline while it runs (the
 // caller's first sentence started playing: the rest is needed only before it ends).
 //
+// Speculative decoding (speculative_tokens > 0): in a pass with at most speculative_max_batch
+// decoding sequences, each of them (BatchRequest::speculate) may feed, behind its next token, up
+// to speculative_tokens guessed ones (engine/speculative.h: prompt lookup in its own tokens, or
+// the recent answers of this scheduler), every one with its logits. Sampling then goes row by row
+// and keeps a guess only when it equals the token sampled before it, so one pass can hand out
+// several tokens while the output stays token for token what one token per pass gives (greedy,
+// or seeded sampling: the sampler sees the same rows in the same order). Rejected guesses cost
+// compute, never blocks taken from others (drafts use free blocks only) or prefix-cache entries
+// (only accepted positions are committed). A sequence whose guesses are accepted less than
+// speculative_min_acceptance of the time pauses them for 32 tokens; and with
+// speculative_adaptive the scheduler drafts only in passes of a size where its own timings show
+// tokens coming faster with drafts than without (a model small enough to be compute-bound, or a
+// large batch, gains nothing from them).
+//
 // Cancellation (RequestHandle::Cancel, any thread) ends the request at the next step, frees its
 // blocks there and finishes it with FinishReason::kCancelled.
 //
@@ -51,7 +65,8 @@
 //
 // Metrics (process-wide, on /metrics): hotline_engine_queue_depth, _running_sequences,
 // _kv_blocks_{total,in_use,cached}, _prefix_hit_tokens_total, _preemptions_total,
-// _generated_tokens_total (rate = tokens/s), _steps_total, and histograms _batch_sequences,
+// _generated_tokens_total (rate = tokens/s), _steps_total, _draft_tokens_total,
+// _draft_accepted_tokens_total, and histograms _batch_sequences,
 // _batch_tokens, _first_token_seconds, _inter_token_seconds.
 //
 // Threads: Submit, stats, Pause/Resume and handles from any thread. Callbacks (on_token,
@@ -75,6 +90,7 @@
 #include "engine/engine.h"
 #include "engine/paged_kv_cache.h"
 #include "engine/sampler.h"
+#include "engine/speculative.h"
 
 namespace hotline::engine {
 
@@ -97,6 +113,15 @@ struct BatchSchedulerConfig {
   uint64_t kv_cache_bytes = 0;
   // Requests waiting for admission; Submit refuses more with ResourceExhausted.
   int max_queue = 1024;
+  // Speculative decoding (EngineConfig's speculative_* fields): tokens drafted per decoding
+  // sequence and pass (0 = off), the most decoding sequences a pass may have for drafts, the
+  // acceptance below which a sequence pauses drafting, whether drafts are used only where timed
+  // passes show they pay (SpeculationGovernor), and the answer n-gram cache's size.
+  int speculative_tokens = 0;
+  int speculative_max_batch = 4;
+  double speculative_min_acceptance = 0.25;
+  bool speculative_adaptive = true;
+  int speculative_cache_tokens = 65536;
 
   // The engine section's batching fields.
   static BatchSchedulerConfig FromEngine(const EngineConfig& c);
@@ -108,6 +133,8 @@ struct RequestTimings {
   int cached_prompt_tokens = 0;  // served from the prefix cache at (first) admission
   int generated_tokens = 0;
   int preemptions = 0;
+  int drafted_tokens = 0;     // speculative drafts fed to the model
+  int accepted_tokens = 0;    // of those, the ones the model agreed with (tokens without a pass)
   double queue_ms = 0;        // submit -> first admitted
   double prefill_ms = 0;      // first admitted -> prompt computed
   double first_token_ms = 0;  // submit -> first token handed to on_token
@@ -134,6 +161,8 @@ struct BatchRequest {
   bool prefill_only = false;
   // Keep generating past end-of-generation tokens (benchmarks of a fixed length).
   bool ignore_stop_tokens = false;
+  // Draft tokens for this request when the scheduler speculates (false: one token per pass).
+  bool speculate = true;
   // Each generated token (not the end-of-generation one); return false to stop. Scheduler thread.
   TokenCallback on_token;
   // When the request is first admitted (its prompt starts computing). Scheduler thread.
@@ -187,6 +216,8 @@ struct SchedulerStats {
   uint64_t deferred = 0;
   // Prompt tokens copied from a running sequence's partial block (beyond the full-block hits).
   uint64_t copied_prefix_tokens = 0;
+  uint64_t drafted_tokens = 0;   // speculative drafts fed to the model
+  uint64_t accepted_tokens = 0;  // drafts the model agreed with
   int last_batch_sequences = 0;
   int max_batch_sequences = 0;  // most sequences in one pass so far
 };
@@ -247,8 +278,14 @@ class BatchScheduler {
   // otherwise the forward pass over batch_ (joiners welcome within `budget_left`), its positions
   // committed to the KV cache,
   void Forward(int budget_left);
-  // and each logits row's next token sampled and handed out (stop, length and context checks).
+  // and each logits row's next token sampled and handed out (stop, length and context checks);
+  // a speculating sequence's drafted tokens are accepted while they equal the sampled ones.
   void SampleNextTokens();
+  // One sampled token handed out to `s`: end-of-generation, timings, on_token, length and
+  // context checks.
+  void Emit(Seq& s, int32_t token);
+  // Guesses up to `max_tokens` next tokens for a decoding `s` into s.draft; returns how many.
+  int Draft(Seq& s, int max_tokens);
   void Admit(Seq& s);
   // True when a running sequence is still computing whole blocks of `w`'s prompt that `w` could
   // share once they are cached.
@@ -296,6 +333,17 @@ class BatchScheduler {
   int next_seq_id_ = 0;
   uint64_t steps_ = 0, batched_tokens_ = 0, preemptions_ = 0, joined_ = 0, deferred_ = 0;
   uint64_t copied_prefix_tokens_ = 0;
+  uint64_t drafted_tokens_ = 0, accepted_tokens_ = 0;
+  DraftConfig draft_config_;
+  SpeculationGovernor governor_;
+  // This step's pass: decoding sequences packed, whether it has prompt chunks or drafts, and
+  // the tokens it handed out (for the governor's timing of decode-only passes).
+  int pass_decoders_ = 0;
+  bool pass_prefill_ = false;
+  bool pass_drafted_ = false;
+  int pass_tokens_ = 0;
+  std::unique_ptr<AnswerNgramCache> answers_;  // recent answers to draft from; null when off
+  std::vector<int32_t> other_draft_;           // Draft's second candidate
   int last_batch_sequences_ = 0;
   int max_batch_sequences_ = 0;
   SchedulerStats published_;  // last values added to the process's metrics

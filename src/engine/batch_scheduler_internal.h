@@ -36,6 +36,13 @@ struct BatchScheduler::Seq {
   bool finished = false;
   bool preempted = false;  // this step: move back to waiting_
   int chunk = 0;           // positions packed this step
+  // Speculative decoding: the tokens guessed behind tokens.back() for this step (packed after
+  // it, each with logits; not in `tokens` until the model agrees), the acceptance over the
+  // recent drafted tokens, and no drafts until result.tokens reaches pause_until.
+  std::vector<int32_t> draft;
+  int window_drafted = 0;
+  int window_accepted = 0;
+  int pause_until = 0;
   double itl_sum_ms = 0;
   int itl_n = 0;
   BatchResult result;
@@ -66,6 +73,8 @@ struct EngineMetrics {
   Counter& preemptions;
   Counter& joined;
   Counter& copied_prefix_tokens;
+  Counter& drafted_tokens;
+  Counter& accepted_tokens;
   Counter& generated_tokens;
   Counter& steps;
   Histogram& batch_sequences;
@@ -88,6 +97,10 @@ struct EngineMetrics {
                      "Requests that joined a forward pass already in flight"),
         r.GetCounter("hotline_engine_prefix_copied_tokens_total",
                      "Prompt tokens copied from another sequence's partial KV block"),
+        r.GetCounter("hotline_engine_draft_tokens_total",
+                     "Speculative draft tokens fed to the model"),
+        r.GetCounter("hotline_engine_draft_accepted_tokens_total",
+                     "Speculative draft tokens the model agreed with"),
         r.GetCounter("hotline_engine_generated_tokens_total", "Tokens generated"),
         r.GetCounter("hotline_engine_steps_total", "Batched forward passes"),
         r.GetHistogram("hotline_engine_batch_sequences", "Sequences per forward pass",

@@ -108,9 +108,24 @@ int BatchScheduler::Pack() {
     }
   }
   auto sits_out = [&](const Seq& s) { return urgent_work && relaxed(s); };
+  // Drafts only pay while the pass is small: a large batch already uses the weights it streams.
+  int decoding = 0;
+  for (auto& sp : running_) {
+    const Seq& s = *sp;
+    if (!s.finished && !s.preempted && !sits_out(s) &&
+        static_cast<int>(s.tokens.size()) - s.n_computed == 1) {
+      ++decoding;
+    }
+  }
+  const bool speculate = config_.speculative_tokens > 0 && decoding >= 1 &&
+                         decoding <= config_.speculative_max_batch &&
+                         (!config_.speculative_adaptive || governor_.Choose(decoding));
+  pass_decoders_ = 0;
+  pass_prefill_ = pass_drafted_ = false;
   int budget = config_.max_num_batched_tokens;
   for (auto& sp : running_) {
     Seq& s = *sp;
+    s.draft.clear();
     if (s.finished || s.preempted) continue;
     const int remaining = static_cast<int>(s.tokens.size()) - s.n_computed;
     if (remaining == 0) {  // a prefetch whose whole prompt was cached
@@ -123,7 +138,20 @@ int BatchScheduler::Pack() {
     }
     if (remaining != 1 || budget == 0) continue;
     s.chunk = Reserve(s, 1);
+    if (s.chunk == 1 && speculate && budget > 1 &&
+        Draft(s, std::min(budget - 1, config_.speculative_tokens)) > 0) {
+      // The drafts' positions only from free blocks: a guess never preempts anyone.
+      const int want = 1 + static_cast<int>(s.draft.size());
+      if (kv_->BlocksNeeded(s.id, s.n_computed + want) <= kv_->allocatable_blocks() &&
+          kv_->EnsureCapacity(s.id, s.n_computed + want).ok()) {
+        s.chunk = want;
+      } else {
+        s.draft.clear();
+      }
+    }
     budget -= s.chunk;
+    pass_decoders_ += s.chunk > 0;
+    pass_drafted_ = pass_drafted_ || !s.draft.empty();
   }
   for (auto& sp : running_) {
     Seq& s = *sp;
@@ -133,6 +161,7 @@ int BatchScheduler::Pack() {
     if (remaining <= 1) continue;
     s.chunk = Reserve(s, std::min(remaining, budget));
     budget -= s.chunk;
+    pass_prefill_ = pass_prefill_ || s.chunk > 0;
   }
 
   batch_.clear();
@@ -142,10 +171,14 @@ int BatchScheduler::Pack() {
     Seq& s = *sp;
     if (s.chunk == 0 || s.finished || s.preempted) continue;
     const int end = s.n_computed + s.chunk;
+    const int n_tokens = static_cast<int>(s.tokens.size());
     for (int p = s.n_computed; p < end; ++p) {
-      const bool last = p + 1 == static_cast<int>(s.tokens.size()) && !s.req.prefill_only;
-      batch_.push_back(BatchToken{s.tokens[size_t(p)], s.id, p, last});
-      if (last) logit_seqs_.push_back(&s);
+      // The last token, and each draft behind it, gives a logits row (a sequence's rows are
+      // consecutive).
+      const bool logits = p + 1 >= n_tokens && !s.req.prefill_only;
+      const int32_t tok = p < n_tokens ? s.tokens[size_t(p)] : s.draft[size_t(p - n_tokens)];
+      batch_.push_back(BatchToken{tok, s.id, p, logits});
+      if (logits) logit_seqs_.push_back(&s);
     }
     batch_seqs_.push_back(&s);
   }
@@ -170,6 +203,7 @@ void BatchScheduler::Unstick() {
 }
 
 void BatchScheduler::Forward(int budget_left) {
+  const auto start = Clock::now();
   Status st = RunPass(budget_left);
   ++steps_;
   batched_tokens_ += batch_.size();
@@ -185,67 +219,131 @@ void BatchScheduler::Forward(int budget_left) {
     for (Seq* s : batch_seqs_) Finish(*s, FinishReason::kCancelled, st);
   } else {
     for (Seq* s : batch_seqs_) {
-      s->n_computed += s->chunk;
+      // A speculating sequence's drafts count as computed only once they are accepted.
+      s->n_computed += s->draft.empty() ? s->chunk : 1;
       kv_->CommitTokens(s->id, std::span<const int32_t>(s->tokens.data(), size_t(s->n_computed)),
                         s->hashes);
       if (s->req.prefill_only && s->n_computed == static_cast<int>(s->tokens.size())) {
         Finish(*s, FinishReason::kLength);
       }
     }
+    pass_tokens_ = 0;
     SampleNextTokens();
+    // Decode-only passes (no prompt chunks, nobody joined) time the drafts' worth.
+    if (config_.speculative_tokens > 0 && !pass_prefill_ && pass_decoders_ > 0 &&
+        batch_seqs_.size() == size_t(pass_decoders_)) {
+      governor_.Record(pass_decoders_, pass_drafted_, Ms(Clock::now() - start), pass_tokens_);
+    }
   }
 }
 
 void BatchScheduler::SampleNextTokens() {
   const size_t n_vocab = size_t(forward_.n_vocab());
-  // Sampling reads a whole vocabulary row per sequence: spread the rows over the compute
-  // threads (each sequence has its own sampler) instead of leaving them idle meanwhile.
+  auto row = [&](size_t i) {
+    return std::span<const float>(logits_.data() + i * n_vocab, n_vocab);
+  };
+  // Sampling reads a whole vocabulary row per sequence: spread the sequences' first rows over
+  // the compute threads (each sequence has its own sampler) instead of leaving them idle
+  // meanwhile. A speculating sequence's further rows are sampled below, one after another and
+  // only while its drafts hold, so its sampler draws and penalizes exactly as without drafts.
   sampled_.resize(logit_seqs_.size());
   engine_.compute_pool().ParallelFor(
       static_cast<int64_t>(logit_seqs_.size()), 1, [&](int64_t b, int64_t e, int) {
         for (int64_t i = b; i < e; ++i) {
+          if (i > 0 && logit_seqs_[size_t(i)] == logit_seqs_[size_t(i - 1)]) continue;
           Seq& s = *logit_seqs_[size_t(i)];
-          std::span<const float> row(logits_.data() + size_t(i) * n_vocab, n_vocab);
-          sampled_[size_t(i)] = s.sampler.Sample(row, s.tokens);
+          sampled_[size_t(i)] = s.sampler.Sample(row(size_t(i)), s.tokens);
         }
       });
-  const auto now = Clock::now();
-  for (size_t i = 0; i < logit_seqs_.size(); ++i) {
+  for (size_t i = 0; i < logit_seqs_.size();) {
     Seq& s = *logit_seqs_[i];
-    if (!s.prompt_done) {
-      s.prompt_done = true;
-      s.result.timings.prefill_ms = Ms(now - s.admitted_at);
+    size_t rows = 1;
+    while (i + rows < logit_seqs_.size() && logit_seqs_[i + rows] == &s) ++rows;
+    Emit(s, sampled_[i]);
+    int accepted = 0;
+    // Row j's logits follow draft j-1: valid while every draft so far is what was sampled.
+    for (size_t j = 1; j < rows && !s.finished && s.tokens.back() == s.draft[j - 1]; ++j) {
+      ++accepted;
+      ++s.n_computed;
+      kv_->CommitTokens(s.id, std::span<const int32_t>(s.tokens.data(), size_t(s.n_computed)),
+                        s.hashes);
+      Emit(s, s.sampler.Sample(row(i + j), s.tokens));
     }
-    const int32_t tok = sampled_[i];
-    const auto& stops = engine_.stop_tokens();
-    if (!s.req.ignore_stop_tokens &&
-        std::find(stops.begin(), stops.end(), tok) != stops.end()) {
-      Finish(s, FinishReason::kStop);
-      continue;
+    pass_tokens_ += 1 + accepted;
+    if (!s.draft.empty()) {
+      const int drafted = static_cast<int>(s.draft.size());
+      drafted_tokens_ += uint64_t(drafted);
+      accepted_tokens_ += uint64_t(accepted);
+      s.result.timings.drafted_tokens += drafted;
+      s.result.timings.accepted_tokens += accepted;
+      s.window_drafted += drafted;
+      s.window_accepted += accepted;
+      if (s.window_drafted >= 16) {
+        if (s.window_accepted < config_.speculative_min_acceptance * s.window_drafted) {
+          s.pause_until = static_cast<int>(s.result.tokens.size()) + 32;
+        }
+        s.window_drafted = s.window_accepted = 0;
+      }
+      s.draft.clear();
     }
-    const auto t = Clock::now();
-    EngineMetrics::Get().generated_tokens.Increment();
-    if (s.result.tokens.empty()) {
-      s.result.timings.first_token_ms = Ms(t - s.submitted);
-      EngineMetrics::Get().first_token_s.Observe(s.result.timings.first_token_ms / 1000.0);
-    } else {
-      const double itl = Ms(t - s.last_token);
-      EngineMetrics::Get().inter_token_s.Observe(itl / 1000.0);
-      s.itl_sum_ms += itl;
-      ++s.itl_n;
-      s.result.timings.inter_token_ms_max = std::max(s.result.timings.inter_token_ms_max, itl);
-    }
-    s.last_token = t;
-    s.tokens.push_back(tok);
-    s.result.tokens.push_back(tok);
-    if (s.req.on_token && !s.req.on_token(tok)) {
-      Finish(s, FinishReason::kCallback);
-    } else if (static_cast<int>(s.result.tokens.size()) >= s.req.sampling.max_tokens) {
-      Finish(s, FinishReason::kLength);
-    } else if (s.n_computed >= max_seq_len_) {
-      Finish(s, FinishReason::kContextFull);
-    }
+    i += rows;
   }
+}
+
+void BatchScheduler::Emit(Seq& s, int32_t tok) {
+  const auto now = Clock::now();
+  if (!s.prompt_done) {
+    s.prompt_done = true;
+    s.result.timings.prefill_ms = Ms(now - s.admitted_at);
+  }
+  const auto& stops = engine_.stop_tokens();
+  if (!s.req.ignore_stop_tokens && std::find(stops.begin(), stops.end(), tok) != stops.end()) {
+    Finish(s, FinishReason::kStop);
+    return;
+  }
+  EngineMetrics::Get().generated_tokens.Increment();
+  if (s.result.tokens.empty()) {
+    s.result.timings.first_token_ms = Ms(now - s.submitted);
+    EngineMetrics::Get().first_token_s.Observe(s.result.timings.first_token_ms / 1000.0);
+  } else {
+    const double itl = Ms(now - s.last_token);
+    EngineMetrics::Get().inter_token_s.Observe(itl / 1000.0);
+    s.itl_sum_ms += itl;
+    ++s.itl_n;
+    s.result.timings.inter_token_ms_max = std::max(s.result.timings.inter_token_ms_max, itl);
+  }
+  s.last_token = now;
+  s.tokens.push_back(tok);
+  s.result.tokens.push_back(tok);
+  if (s.req.on_token && !s.req.on_token(tok)) {
+    Finish(s, FinishReason::kCallback);
+  } else if (static_cast<int>(s.result.tokens.size()) >= s.req.sampling.max_tokens) {
+    Finish(s, FinishReason::kLength);
+  } else if (s.n_computed >= max_seq_len_) {
+    Finish(s, FinishReason::kContextFull);
+  }
+}
+
+int BatchScheduler::Draft(Seq& s, int max_tokens) {
+  s.draft.clear();
+  if (!s.req.speculate || s.req.prefill_only) return 0;
+  const int generated = static_cast<int>(s.result.tokens.size());
+  if (generated < s.pause_until) return 0;
+  // Never past what the request may still generate (this pass hands out up to 1 + drafts) or
+  // the positions the context holds.
+  max_tokens = std::min(
+      {max_tokens, s.req.sampling.max_tokens - generated - 1, max_seq_len_ - s.n_computed - 1});
+  if (max_tokens <= 0) return 0;
+  // The longer matched n-gram wins; on a tie, the sequence's own context (its passages).
+  int matched = 0;
+  DraftFromContext(s.tokens, draft_config_, max_tokens, &s.draft, &matched);
+  if (answers_) {
+    other_draft_.clear();
+    int other_matched = 0;
+    answers_->Draft(s.tokens, max_tokens, &other_draft_, &other_matched);
+    if (other_matched > matched) s.draft.swap(other_draft_);
+  }
+  return static_cast<int>(s.draft.size());
 }
 
 }  // namespace hotline::engine

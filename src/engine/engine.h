@@ -12,9 +12,9 @@
 // false, cancellation, or max_seq_len.
 //
 // Threads: an Engine is driven by one thread at a time (the caller's, or a BatchScheduler's, which
-// then owns it: batch_scheduler.h); its compute threads are internal. The only call safe from other threads is setting
-// the `cancel` flag passed to Generate (checked before every token).
-// Blocking: Load, Feed and Generate block while they compute.
+// then owns it: batch_scheduler.h); its compute threads are internal. The only call safe from other
+// threads is setting the `cancel` flag passed to Generate (checked before every token). Blocking:
+// Load, Feed and Generate block while they compute.
 #pragma once
 
 #include <atomic>
@@ -80,6 +80,22 @@ struct EngineConfig {
   // textbook form that materializes every score (PlainAttention), kept for the ablation
   // benchmark; slower on long contexts, same output to rounding.
   bool flash_attention = true;
+  // Speculative decoding (batching scheduler): up to this many tokens guessed per decoding
+  // sequence and pass, by prompt lookup and from recent answers (engine/speculative.h), checked
+  // in the same pass; the output stays exactly what decoding without them gives. 0 = off.
+  int speculative_tokens = 4;
+  // Speculate only in passes with at most this many decoding sequences: a larger batch already
+  // uses the weights it streams, and drafts would only add compute.
+  int speculative_max_batch = 4;
+  // A sequence whose drafts are accepted less often than this (over its last 16 drafted tokens)
+  // stops drafting for its next 32 tokens.
+  double speculative_min_acceptance = 0.25;
+  // Draft only where it pays: the scheduler times its decode passes with and without drafts
+  // (per number of decoding sequences) and drafts only where tokens come faster with them
+  // (SpeculationGovernor). false: draft in every pass that allows it (tests, comparisons).
+  bool speculative_adaptive = true;
+  // Tokens of recent answers kept to draft from (the answer n-gram cache); 0 = prompt lookup only.
+  int speculative_cache_tokens = 65536;
 
   template <class V>
   void Visit(V& v) {
@@ -102,6 +118,17 @@ struct EngineConfig {
             "pass in flight between layers (first token about one pass sooner); 0 = off");
     v.Field("flash_attention", flash_attention,
             "Fused online-softmax attention (false: plain attention, for comparisons)");
+    v.Field("speculative_tokens", speculative_tokens,
+            "Speculative decoding: tokens drafted per decoding sequence and pass (prompt lookup "
+            "and recent answers), verified in the same pass; output unchanged; 0 = off");
+    v.Field("speculative_max_batch", speculative_max_batch,
+            "Speculate only in passes with at most this many decoding sequences");
+    v.Field("speculative_min_acceptance", speculative_min_acceptance,
+            "A sequence whose drafts are accepted less often than this pauses drafting");
+    v.Field("speculative_adaptive", speculative_adaptive,
+            "Draft only where timed passes show tokens come faster with drafts");
+    v.Field("speculative_cache_tokens", speculative_cache_tokens,
+            "Tokens of recent answers kept to draft from; 0 = prompt lookup only");
   }
   Status Validate() const;
 };
