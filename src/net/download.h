@@ -1,4 +1,4 @@
-// DownloadFile: a large file over HTTP into a local path, resumable, checked.
+// DownloadFile: a large file over HTTP(S) into a local path, resumable, checked.
 //
 //   net::DownloadOptions o;
 //   o.expected_sha256 = "9f2c...";          // hex; "" when unknown (the digest is reported)
@@ -49,7 +49,8 @@ struct DownloadOptions {
   HttpClientConfig http{.connect_timeout_ms = 5000,
                         .idle_timeout_ms = 60000,
                         .total_timeout_ms = 24 * 3600 * 1000,
-                        .max_response_bytes = 1ll << 40};
+                        .max_response_bytes = 1ll << 40,
+                        .ca_file = {}};
 };
 
 struct DownloadResult {

@@ -1,16 +1,19 @@
 #include "net/http_client.h"
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <openssl/ssl.h>
+#include <strings.h>
 
 #include <algorithm>
 #include <array>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <chrono>
 #include <functional>
-#include <strings.h>
+#include <optional>
 
 #include "net/url.h"
 
@@ -20,13 +23,13 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
 std::string FindHeader(const std::vector<HttpHeader>& headers, std::string_view name) {
   for (const auto& h : headers) {
-    if (h.name.size() == name.size() &&
-        strncasecmp(h.name.data(), name.data(), name.size()) == 0) {
+    if (h.name.size() == name.size() && strncasecmp(h.name.data(), name.data(), name.size()) == 0) {
       return h.value;
     }
   }
@@ -81,11 +84,10 @@ class Exchange {
   Status ErrorStatus(const beast::error_code& ec, std::string_view during) const {
     std::string what = where_ + ": " + std::string(during) + ": " + ec.message();
     if (ec == beast::error::timeout) {
-      return DeadlineExceededError(where_ + ": timed out " + std::string(during) +
-                                   " (connect_timeout_ms=" +
-                                   std::to_string(config_.connect_timeout_ms) +
-                                   ", idle_timeout_ms=" + std::to_string(config_.idle_timeout_ms) +
-                                   ")");
+      return DeadlineExceededError(
+          where_ + ": timed out " + std::string(during) +
+          " (connect_timeout_ms=" + std::to_string(config_.connect_timeout_ms) +
+          ", idle_timeout_ms=" + std::to_string(config_.idle_timeout_ms) + ")");
     }
     if (ec == http::error::body_limit) {
       return ResourceExhaustedError(where_ + ": response body exceeds max_response_bytes=" +
@@ -98,6 +100,12 @@ class Exchange {
     if (ec.category() == http::make_error_code(http::error::bad_target).category()) {
       return DataLossError(what + " (malformed or truncated HTTP response)");
     }
+    if (ec.category() == asio::error::get_ssl_category() ||
+        ec.category() == ssl::error::get_stream_category()) {
+      return UnavailableError(what +
+                              " (TLS: is the server's certificate valid for this host and "
+                              "signed by a trusted authority? see ca_file)");
+    }
     return UnavailableError(what + " (is the server running and reachable?)");
   }
 
@@ -109,6 +117,91 @@ class Exchange {
   asio::io_context ioc_;
   beast::tcp_stream stream_;
 };
+
+// Sends the request over `s` (the TCP stream, or TLS over it) and reads the response into
+// `callbacks`. Timeouts are set on `tcp`, which carries every byte either way.
+template <class AsyncStream>
+Status Converse(Exchange& ex, AsyncStream& s, const HttpUrl& url, http::verb verb,
+                const HttpRequest& request, const HttpStreamCallbacks& callbacks,
+                const HttpClientConfig& config, const std::string& where) {
+  beast::tcp_stream& stream = ex.stream();
+  bool done = false;
+  beast::error_code ec;
+  // Send the request.
+  http::request<http::string_body> req{verb, url.target, 11};
+  const int default_port = url.tls ? 443 : 80;
+  req.set(http::field::host,
+          url.port == default_port ? url.host : url.host + ":" + std::to_string(url.port));
+  req.set(http::field::user_agent, "hotline");
+  for (const auto& h : request.headers) {
+    if (h.name.find_first_of("\r\n:") != std::string::npos ||
+        h.value.find_first_of("\r\n") != std::string::npos) {
+      return InvalidArgumentError(where + ": header '" + h.name + "' contains CR, LF or ':'");
+    }
+    req.set(h.name, h.value);
+  }
+  req.set(http::field::connection, "close");
+  req.body() = request.body;
+  req.prepare_payload();
+
+  stream.expires_after(std::chrono::milliseconds(config.idle_timeout_ms));
+  done = false;
+  http::async_write(s, req, [&](beast::error_code e, size_t) {
+    ec = e;
+    done = true;
+  });
+  RETURN_IF_ERROR(ex.Wait(done));
+  if (ec) return ex.ErrorStatus(ec, "sending the request");
+
+  // Read the head.
+  beast::flat_buffer buffer;
+  http::response_parser<http::buffer_body> parser;
+  parser.header_limit(static_cast<uint32_t>(config.max_header_bytes));
+  parser.body_limit(static_cast<uint64_t>(config.max_response_bytes));
+  if (verb == http::verb::head) parser.skip(true);
+  stream.expires_after(std::chrono::milliseconds(config.idle_timeout_ms));
+  done = false;
+  http::async_read_header(s, buffer, parser, [&](beast::error_code e, size_t) {
+    ec = e;
+    done = true;
+  });
+  RETURN_IF_ERROR(ex.Wait(done));
+  if (ec) return ex.ErrorStatus(ec, "reading the response head");
+
+  HttpResponseHead head;
+  head.status = static_cast<int>(parser.get().result_int());
+  for (const auto& field : parser.get()) {
+    head.headers.push_back({std::string(field.name_string()), std::string(field.value())});
+  }
+  if (callbacks.on_head) RETURN_IF_ERROR(callbacks.on_head(head));
+
+  // Read the body piece by piece; each piece goes to the callback as soon as it is decoded.
+  std::array<char, 16384> piece;
+  while (!parser.is_done()) {
+    parser.get().body().data = piece.data();
+    parser.get().body().size = piece.size();
+    stream.expires_after(std::chrono::milliseconds(config.idle_timeout_ms));
+    done = false;
+    http::async_read_some(s, buffer, parser, [&](beast::error_code e, size_t) {
+      ec = e;
+      done = true;
+    });
+    RETURN_IF_ERROR(ex.Wait(done));
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec == ssl::error::stream_truncated && !parser.chunked() && !parser.content_length()) {
+      // A body that ends with the connection: a TLS peer that closes without close_notify has
+      // still sent it whole.
+      ec = {};
+      parser.put_eof(ec);
+    }
+    if (ec) return ex.ErrorStatus(ec, "reading the response body");
+    size_t got = piece.size() - parser.get().body().size;
+    if (got > 0 && callbacks.on_body) {
+      RETURN_IF_ERROR(callbacks.on_body(std::string_view(piece.data(), got)));
+    }
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -164,72 +257,39 @@ Status HttpClient::Stream(const HttpRequest& request, const HttpStreamCallbacks&
   RETURN_IF_ERROR(ex.Wait(done));
   if (ec) return ex.ErrorStatus(ec, "connecting");
 
-  // Send the request.
-  http::request<http::string_body> req{verb, url.target, 11};
-  req.set(http::field::host, url.port == 80 ? url.host : url.host + ":" + std::to_string(url.port));
-  req.set(http::field::user_agent, "hotline");
-  for (const auto& h : request.headers) {
-    if (h.name.find_first_of("\r\n:") != std::string::npos ||
-        h.value.find_first_of("\r\n") != std::string::npos) {
-      return InvalidArgumentError(where + ": header '" + h.name + "' contains CR, LF or ':'");
-    }
-    req.set(h.name, h.value);
-  }
-  req.set(http::field::connection, "close");
-  req.body() = request.body;
-  req.prepare_payload();
+  if (!url.tls) return Converse(ex, stream, url, verb, request, callbacks, config_, where);
 
-  stream.expires_after(std::chrono::milliseconds(config_.idle_timeout_ms));
+  // TLS: the peer's certificate must chain to a trusted authority (the system's, or ca_file) and
+  // name the host; the host name also goes out as SNI.
+  ssl::context ctx(ssl::context::tls_client);
+  ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                  ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+  beast::error_code ca_ec;
+  if (config_.ca_file.empty()) {
+    ctx.set_default_verify_paths(ca_ec);
+  } else {
+    ctx.load_verify_file(config_.ca_file, ca_ec);
+  }
+  if (ca_ec) {
+    return InvalidArgumentError(where + ": cannot load the trusted certificates (" +
+                                (config_.ca_file.empty() ? "system store" : config_.ca_file) +
+                                "): " + ca_ec.message());
+  }
+  ctx.set_verify_mode(ssl::verify_peer);
+  ssl::stream<beast::tcp_stream&> tls(stream, ctx);
+  tls.set_verify_callback(ssl::host_name_verification(url.host));
+  if (SSL_set_tlsext_host_name(tls.native_handle(), url.host.c_str()) != 1) {
+    return InvalidArgumentError(where + ": cannot use '" + url.host + "' as the TLS server name");
+  }
+  stream.expires_after(std::chrono::milliseconds(config_.connect_timeout_ms));
   done = false;
-  http::async_write(stream, req, [&](beast::error_code e, size_t) {
+  tls.async_handshake(ssl::stream_base::client, [&](beast::error_code e) {
     ec = e;
     done = true;
   });
   RETURN_IF_ERROR(ex.Wait(done));
-  if (ec) return ex.ErrorStatus(ec, "sending the request");
-
-  // Read the head.
-  beast::flat_buffer buffer;
-  http::response_parser<http::buffer_body> parser;
-  parser.header_limit(static_cast<uint32_t>(config_.max_header_bytes));
-  parser.body_limit(static_cast<uint64_t>(config_.max_response_bytes));
-  if (verb == http::verb::head) parser.skip(true);
-  stream.expires_after(std::chrono::milliseconds(config_.idle_timeout_ms));
-  done = false;
-  http::async_read_header(stream, buffer, parser, [&](beast::error_code e, size_t) {
-    ec = e;
-    done = true;
-  });
-  RETURN_IF_ERROR(ex.Wait(done));
-  if (ec) return ex.ErrorStatus(ec, "reading the response head");
-
-  HttpResponseHead head;
-  head.status = static_cast<int>(parser.get().result_int());
-  for (const auto& field : parser.get()) {
-    head.headers.push_back({std::string(field.name_string()), std::string(field.value())});
-  }
-  if (callbacks.on_head) RETURN_IF_ERROR(callbacks.on_head(head));
-
-  // Read the body piece by piece; each piece goes to the callback as soon as it is decoded.
-  std::array<char, 16384> piece;
-  while (!parser.is_done()) {
-    parser.get().body().data = piece.data();
-    parser.get().body().size = piece.size();
-    stream.expires_after(std::chrono::milliseconds(config_.idle_timeout_ms));
-    done = false;
-    http::async_read_some(stream, buffer, parser, [&](beast::error_code e, size_t) {
-      ec = e;
-      done = true;
-    });
-    RETURN_IF_ERROR(ex.Wait(done));
-    if (ec == http::error::need_buffer) ec = {};
-    if (ec) return ex.ErrorStatus(ec, "reading the response body");
-    size_t got = piece.size() - parser.get().body().size;
-    if (got > 0 && callbacks.on_body) {
-      RETURN_IF_ERROR(callbacks.on_body(std::string_view(piece.data(), got)));
-    }
-  }
-  return Status::Ok();
+  if (ec) return ex.ErrorStatus(ec, "TLS handshake with " + url.host);
+  return Converse(ex, tls, url, verb, request, callbacks, config_, where);
 }
 
 Result<HttpResponse> HttpClient::Send(const HttpRequest& request, const CancelToken* cancel) const {

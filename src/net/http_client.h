@@ -1,11 +1,15 @@
 // HttpClient: a small blocking HTTP/1.1 client for talking to model servers (OpenAI-compatible
-// TTS, ASR and LLM endpoints) over plain http://.
+// TTS, ASR and LLM endpoints) and downloading models, over http:// or https://.
+//
+// TLS (https://): TLS 1.2 or later; the server's certificate must chain to a trusted authority
+// (the system's store, or `ca_file`) and name the URL's host (checked as RFC 6125 host names and
+// IP addresses); the host goes out as SNI. There is no switch to skip the checks.
 //
 // Every call opens one connection, sends one request with "Connection: close", reads the response
 // and closes (no pooling: the remote servers Hotline talks to spend far longer computing than a
 // loopback or LAN connect costs). Bodies may arrive with Content-Length, chunked transfer coding or
-// until EOF; Stream() hands each piece of the decoded body to a callback as soon as it is read, which
-// is what Server-Sent Events (token streams) and streamed audio need.
+// until EOF; Stream() hands each piece of the decoded body to a callback as soon as it is read,
+// which is what Server-Sent Events (token streams) and streamed audio need.
 //
 // Bounds: connect, idle (no byte for that long) and total timeouts; header and body size limits.
 // Cancellation: a CancelToken is polled every `poll_ms` while waiting on the network; once raised
@@ -21,8 +25,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
 #include "common/cancel_token.h"
+#include "common/status.h"
 
 namespace hotline::net {
 
@@ -40,6 +44,9 @@ struct HttpClientConfig {
   int max_header_bytes = 64 << 10;
   // How often a blocked call looks at its CancelToken. Smaller reacts faster, wakes more often.
   int poll_ms = 5;
+  // PEM file of the authorities trusted for https:// ("" = the system's store, from the
+  // ca-certificates package). A private CA, or a test's self-signed certificate.
+  std::string ca_file;
 
   template <class V>
   void Visit(V& v) {
@@ -49,6 +56,8 @@ struct HttpClientConfig {
     v.Field("max_response_bytes", max_response_bytes, "Largest response body accepted (bytes)");
     v.Field("max_header_bytes", max_header_bytes, "Largest response header block (bytes)");
     v.Field("poll_ms", poll_ms, "Cancellation polling period while blocked (ms)");
+    v.Field("ca_file", ca_file,
+            "PEM file of the authorities trusted for https:// (empty: the system's store)");
   }
   Status Validate() const;
 };
@@ -59,8 +68,8 @@ struct HttpHeader {
 };
 
 struct HttpRequest {
-  std::string method = "GET";  // GET, POST, PUT, DELETE, ...
-  std::string url;             // http://host[:port]/path
+  std::string method = "GET";       // GET, POST, PUT, DELETE, ...
+  std::string url;                  // http[s]://host[:port]/path
   std::vector<HttpHeader> headers;  // Host, Content-Length and Connection are set by the client
   std::string body;
 

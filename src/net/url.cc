@@ -8,18 +8,21 @@ Result<HttpUrl> ParseHttpUrl(std::string_view url) {
   constexpr std::string_view kHttp = "http://";
   constexpr std::string_view kHttps = "https://";
   if (url.size() > 8192) return InvalidArgumentError("URL is longer than 8192 characters");
+  HttpUrl out;
+  std::string_view rest;
   if (url.substr(0, kHttps.size()) == kHttps) {
-    return UnimplementedError("'" + std::string(url) +
-                              "': https is not supported; use http:// (or a TLS-terminating proxy)");
-  }
-  if (url.substr(0, kHttp.size()) != kHttp) {
+    out.tls = true;
+    out.port = 443;
+    rest = url.substr(kHttps.size());
+  } else if (url.substr(0, kHttp.size()) == kHttp) {
+    rest = url.substr(kHttp.size());
+  } else {
     return InvalidArgumentError("'" + std::string(url) +
-                                "' is not an http:// URL (expected http://host[:port]/path)");
+                                "' is not an http:// or https:// URL (expected "
+                                "http[s]://host[:port]/path)");
   }
-  std::string_view rest = url.substr(kHttp.size());
   size_t slash = rest.find_first_of("/?");
   std::string_view authority = rest.substr(0, slash);
-  HttpUrl out;
   if (slash != std::string_view::npos) {
     out.target = std::string(rest.substr(slash));
     if (out.target[0] == '?') out.target.insert(out.target.begin(), '/');

@@ -1,4 +1,4 @@
-// Parsing of the http:// URLs Hotline's HTTP client accepts.
+// Parsing of the http:// and https:// URLs Hotline's HTTP client accepts.
 #pragma once
 
 #include <string>
@@ -10,12 +10,13 @@ namespace hotline::net {
 
 struct HttpUrl {
   std::string host;          // "127.0.0.1", "localhost", "[::1]" is returned as "::1"
-  int port = 80;             // explicit port, or 80
+  int port = 80;             // explicit port, or 80 (443 for https)
   std::string target = "/";  // path and query, always starting with '/'
+  bool tls = false;          // https://
 };
 
-// Accepts "http://host[:port][/path][?query]". https:// is refused with kUnimplemented (no TLS
-// in this build: put a TLS-terminating proxy in front, or use plain HTTP on a private network).
+// Accepts "http[s]://host[:port][/path][?query]" (no credentials in the authority; spaces and
+// control characters in the target must be percent-encoded).
 Result<HttpUrl> ParseHttpUrl(std::string_view url);
 
 // Joins a base URL ("http://h:8000/v1/") and a path ("/audio/speech") with exactly one '/'.

@@ -28,7 +28,14 @@ TEST(ParseHttpUrl, DefaultsAndIpv6) {
 }
 
 TEST(ParseHttpUrl, RejectsBadInput) {
-  EXPECT_EQ(ParseHttpUrl("https://api.example.com/").status().code(), StatusCode::kUnimplemented);
+  auto https = ParseHttpUrl("https://api.example.com/v1");
+  ASSERT_TRUE(https.ok()) << https.status();
+  EXPECT_TRUE(https->tls);
+  EXPECT_EQ(https->port, 443);
+  EXPECT_EQ(https->target, "/v1");
+  EXPECT_EQ(ParseHttpUrl("https://h:8443/")->port, 8443);
+  EXPECT_FALSE(ParseHttpUrl("http://h/")->tls);
+  EXPECT_FALSE(ParseHttpUrl("ftp://h/").ok());
   EXPECT_EQ(ParseHttpUrl("ftp://x/").status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(ParseHttpUrl("http://:80/").ok());
   EXPECT_FALSE(ParseHttpUrl("http://h:0/").ok());

@@ -105,7 +105,7 @@ TEST(OpenAiRecognizer, BoundsAndUnreachableServer) {
   EXPECT_FALSE(result.ok());
   s->reset();
   EXPECT_TRUE((*r)->CreateStream(8000).ok());
-  config.url = "https://api.example.com/v1";
+  config.url = "ftp://api.example.com/v1";
   EXPECT_FALSE(OpenAiRecognizer::Create(config).ok());
   config.url = "http://127.0.0.1:8000/v1";
   config.api_key_env = "HOTLINE_TEST_SURELY_UNSET_KEY";

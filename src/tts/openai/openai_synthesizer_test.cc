@@ -163,7 +163,7 @@ TEST(OpenAiSynthesizer, UnreachableServer) {
   auto synth = CreateSynthesizer(cfg);
   ASSERT_TRUE(synth.ok());
   EXPECT_EQ(SynthesizeToBuffer(**synth, "hello").status().code(), StatusCode::kUnavailable);
-  cfg.openai.url = "https://api.openai.com/v1";
+  cfg.openai.url = "ftp://api.openai.com/v1";
   EXPECT_FALSE(CreateSynthesizer(cfg).ok());
 }
 
