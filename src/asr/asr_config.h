@@ -101,6 +101,8 @@ struct OpenAiAsrConfig {
   int max_utterance_s = 60;
   // Streams open at once. Bounds buffered audio and requests in flight.
   int max_streams = 256;
+  // For an https:// url: PEM file of the trusted authorities ("" = the system's store).
+  std::string ca_file;
 
   template <class V>
   void Visit(V& v) {
@@ -111,6 +113,8 @@ struct OpenAiAsrConfig {
     v.Field("timeout_ms", timeout_ms, "Request timeout (ms)");
     v.Field("max_utterance_s", max_utterance_s, "Longest utterance sent (s)");
     v.Field("max_streams", max_streams, "Concurrent streams at most");
+    v.Field("ca_file", ca_file,
+            "PEM file of the authorities trusted for https:// (empty: the system's store)");
   }
   Status Validate() const;
 };

@@ -84,10 +84,12 @@ struct OpenAiLlmConfig {
   int retry_backoff_ms = 100;
   // Largest response body accepted (bytes); bounds a runaway or hostile server.
   int64_t max_response_bytes = 4 << 20;
+  // For an https:// base_url: PEM file of the trusted authorities ("" = the system's store).
+  std::string ca_file;
 
   template <class V>
   void Visit(V& v) {
-    v.Field("base_url", base_url, "Server root URL (http://host:port)");
+    v.Field("base_url", base_url, "Server root URL (http[s]://host:port)");
     v.Field("model", model, "Model name sent with each request");
     v.Field("api_key_env", api_key_env, "Environment variable with the API key");
     v.Field("connect_timeout_ms", connect_timeout_ms, "Connect timeout (ms)");
@@ -97,6 +99,8 @@ struct OpenAiLlmConfig {
     v.Field("max_retries", max_retries, "Retries before the first delta (connect, 429, 5xx)");
     v.Field("retry_backoff_ms", retry_backoff_ms, "First retry backoff, doubling (ms)");
     v.Field("max_response_bytes", max_response_bytes, "Largest response accepted (bytes)");
+    v.Field("ca_file", ca_file,
+            "PEM file of the authorities trusted for https:// (empty: the system's store)");
   }
   Status Validate() const;
 };

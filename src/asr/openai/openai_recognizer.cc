@@ -112,6 +112,7 @@ class OpenAiStream : public RecognizerStream {
     http.idle_timeout_ms = cfg.timeout_ms;
     http.total_timeout_ms = cfg.timeout_ms;
     http.max_response_bytes = kMaxReplyBytes;
+    http.ca_file = cfg.ca_file;
     Result<net::HttpResponse> sent = net::HttpClient(http).Send(request);
     if (!sent.ok()) {
       return sent.status().WithContext("transcription request to " + shared_->endpoint);

@@ -286,6 +286,7 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
   hc.idle_timeout_ms = std::max(config_.first_token_timeout_ms, config_.idle_timeout_ms) + 1000;
   hc.total_timeout_ms = 3600 * 1000;
   hc.max_response_bytes = config_.max_response_bytes;
+  hc.ca_file = config_.ca_file;
   const net::HttpClient client(hc);
 
   GenerateStats stats;
