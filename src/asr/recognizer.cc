@@ -5,6 +5,8 @@
 #include "asr/openai/openai_recognizer.h"
 #include "asr/pocketsphinx/pocketsphinx_recognizer.h"
 #include "asr/whisper/whisper_recognizer.h"
+#include "net/http_client.h"
+#include "net/url.h"
 
 namespace hotline::asr {
 
@@ -50,10 +52,7 @@ Status PocketsphinxConfig::Validate() const {
 }
 
 Status OpenAiAsrConfig::Validate() const {
-  if (url.rfind("http://", 0) != 0) {
-    return InvalidArgumentError("url must start with http:// (got '" + url +
-                                "'); put a TLS proxy in front for https");
-  }
+  if (auto parsed = net::ParseHttpUrl(url); !parsed.ok()) return parsed.status().WithContext("url");
   if (model.empty()) return InvalidArgumentError("model must be set (e.g. whisper-1)");
   if (timeout_ms < 100 || timeout_ms > 600000) {
     return InvalidArgumentError("timeout_ms must be in [100, 600000], got " + std::to_string(timeout_ms));
@@ -64,6 +63,9 @@ Status OpenAiAsrConfig::Validate() const {
   }
   if (max_streams < 1 || max_streams > 100000) {
     return InvalidArgumentError("max_streams must be in [1, 100000], got " + std::to_string(max_streams));
+  }
+  if (!ca_file.empty()) {
+    RETURN_IF_ERROR(net::CheckTrustedAuthorities(ca_file).WithContext("ca_file"));
   }
   return Status::Ok();
 }

@@ -2,6 +2,7 @@
 
 #include "llm/engine/engine_language_model.h"
 #include "llm/openai/openai_language_model.h"
+#include "net/http_client.h"
 #include "net/url.h"
 
 namespace hotline::llm {
@@ -43,6 +44,9 @@ Status OpenAiLlmConfig::Validate() const {
   if (max_response_bytes < 1024 || max_response_bytes > (int64_t{1} << 30)) {
     return InvalidArgumentError("max_response_bytes must be in [1024, 2^30], got " +
                                 std::to_string(max_response_bytes));
+  }
+  if (!ca_file.empty()) {
+    RETURN_IF_ERROR(net::CheckTrustedAuthorities(ca_file).WithContext("ca_file"));
   }
   return Status::Ok();
 }

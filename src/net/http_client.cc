@@ -1,5 +1,6 @@
 #include "net/http_client.h"
 
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <strings.h>
 
@@ -12,7 +13,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 
 #include "net/url.h"
@@ -35,6 +41,71 @@ std::string FindHeader(const std::vector<HttpHeader>& headers, std::string_view 
   }
   return "";
 }
+
+// The TLS client contexts, one per trusted-authorities file ("" = the system's store). An
+// SSL_CTX may be shared by connections on any thread once it is set up; it is never changed
+// after it enters the cache, only replaced when its file changes.
+class TrustStore {
+ public:
+  static TrustStore& Get() {
+    static TrustStore* store = new TrustStore();  // never destroyed: requests may run at exit
+    return *store;
+  }
+
+  Result<std::shared_ptr<ssl::context>> Context(const std::string& ca_file) {
+    // The file's bytes are the cache key: reading a few kilobytes is cheap next to a handshake,
+    // and a certificate rotated in place (same name, even the same size) is never missed.
+    std::string pem;
+    if (!ca_file.empty()) {
+      std::ifstream in(ca_file, std::ios::binary);
+      std::error_code ec;
+      if (!in || std::filesystem::is_directory(ca_file, ec)) {
+        return InvalidArgumentError("'" + ca_file + "' is not a readable file");
+      }
+      pem.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      if (pem.size() > kMaxCaFileBytes) {
+        return InvalidArgumentError("'" + ca_file + "' is over " +
+                                    std::to_string(kMaxCaFileBytes >> 20) +
+                                    " MiB; a CA bundle is far smaller");
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = contexts_.find(ca_file);
+    if (it != contexts_.end() && it->second.pem == pem) return it->second.ctx;
+    auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
+    ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                     ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
+                     ssl::context::no_tlsv1_1);
+    beast::error_code ec;
+    if (ca_file.empty()) {
+      ctx->set_default_verify_paths(ec);
+    } else {
+      ctx->add_certificate_authority(asio::buffer(pem), ec);
+      // An empty or PEM-less file can come back without an error: count what was added.
+      if (!ec && sk_X509_OBJECT_num(X509_STORE_get0_objects(
+                     SSL_CTX_get_cert_store(ctx->native_handle()))) <= 0) {
+        ec = asio::error::invalid_argument;
+      }
+    }
+    if (ec) {
+      return InvalidArgumentError("cannot load the trusted certificates (" +
+                                  (ca_file.empty() ? std::string("system store") : ca_file) +
+                                  "): " + ec.message() + " (a PEM file of CA certificates?)");
+    }
+    ctx->set_verify_mode(ssl::verify_peer);
+    contexts_[ca_file] = Entry{std::move(pem), ctx};
+    return ctx;
+  }
+
+ private:
+  static constexpr size_t kMaxCaFileBytes = 16 << 20;
+  struct Entry {
+    std::string pem;  // the file's bytes when loaded ("" for the system store)
+    std::shared_ptr<ssl::context> ctx;
+  };
+  std::mutex mu_;
+  std::map<std::string, Entry> contexts_;
+};
 
 // Runs one asynchronous operation to completion on a private io_context, watching the cancel
 // token and the overall deadline. The operation's handler sets `done`.
@@ -100,11 +171,16 @@ class Exchange {
     if (ec.category() == http::make_error_code(http::error::bad_target).category()) {
       return DataLossError(what + " (malformed or truncated HTTP response)");
     }
-    if (ec.category() == asio::error::get_ssl_category() ||
-        ec.category() == ssl::error::get_stream_category()) {
+    if (ec.category() == asio::error::get_ssl_category() &&
+        ERR_GET_REASON(static_cast<unsigned long>(ec.value())) ==
+            SSL_R_CERTIFICATE_VERIFY_FAILED) {
       return UnavailableError(what +
                               " (TLS: is the server's certificate valid for this host and "
                               "signed by a trusted authority? see ca_file)");
+    }
+    if (ec.category() == asio::error::get_ssl_category() ||
+        ec.category() == ssl::error::get_stream_category()) {
+      return UnavailableError(what + " (TLS: does the server speak TLS 1.2 or later on this port?)");
     }
     return UnavailableError(what + " (is the server running and reachable?)");
   }
@@ -212,7 +288,12 @@ Status HttpClientConfig::Validate() const {
   if (max_response_bytes < 1) return InvalidArgumentError("max_response_bytes must be >= 1");
   if (max_header_bytes < 256) return InvalidArgumentError("max_header_bytes must be >= 256");
   if (poll_ms < 1 || poll_ms > 1000) return InvalidArgumentError("poll_ms must be in [1, 1000]");
+  if (!ca_file.empty()) RETURN_IF_ERROR(CheckTrustedAuthorities(ca_file).WithContext("ca_file"));
   return Status::Ok();
+}
+
+Status CheckTrustedAuthorities(const std::string& ca_file) {
+  return TrustStore::Get().Context(ca_file).status();
 }
 
 std::string HttpResponseHead::Header(std::string_view name) const {
@@ -261,22 +342,9 @@ Status HttpClient::Stream(const HttpRequest& request, const HttpStreamCallbacks&
 
   // TLS: the peer's certificate must chain to a trusted authority (the system's, or ca_file) and
   // name the host; the host name also goes out as SNI.
-  ssl::context ctx(ssl::context::tls_client);
-  ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                  ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
-  beast::error_code ca_ec;
-  if (config_.ca_file.empty()) {
-    ctx.set_default_verify_paths(ca_ec);
-  } else {
-    ctx.load_verify_file(config_.ca_file, ca_ec);
-  }
-  if (ca_ec) {
-    return InvalidArgumentError(where + ": cannot load the trusted certificates (" +
-                                (config_.ca_file.empty() ? "system store" : config_.ca_file) +
-                                "): " + ca_ec.message());
-  }
-  ctx.set_verify_mode(ssl::verify_peer);
-  ssl::stream<beast::tcp_stream&> tls(stream, ctx);
+  Result<std::shared_ptr<ssl::context>> ctx = TrustStore::Get().Context(config_.ca_file);
+  if (!ctx.ok()) return ctx.status().WithContext(where);
+  ssl::stream<beast::tcp_stream&> tls(stream, **ctx);
   tls.set_verify_callback(ssl::host_name_verification(url.host));
   if (SSL_set_tlsext_host_name(tls.native_handle(), url.host.c_str()) != 1) {
     return InvalidArgumentError(where + ": cannot use '" + url.host + "' as the TLS server name");

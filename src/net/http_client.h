@@ -59,8 +59,17 @@ struct HttpClientConfig {
     v.Field("ca_file", ca_file,
             "PEM file of the authorities trusted for https:// (empty: the system's store)");
   }
+  // Checks the limits, and that ca_file loads (see CheckTrustedAuthorities).
   Status Validate() const;
 };
+
+// Loads the authorities an https:// request trusts: `ca_file` (a PEM file), or the system's store
+// when it is empty. The loaded set is kept for the process and shared by every request that names
+// the same file (reloaded when the file's size or modification time changes), so a request pays
+// for the TLS handshake, not for parsing the store. Configurations call it when they are
+// validated: a missing, unreadable or non-PEM file is reported at start-up with its name, not at
+// the first request. Thread-safe.
+Status CheckTrustedAuthorities(const std::string& ca_file);
 
 struct HttpHeader {
   std::string name;

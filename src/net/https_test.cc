@@ -235,6 +235,44 @@ TEST_F(HttpsTest, AMissingCaFileIsNamed) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status();
   EXPECT_NE(r.status().message().find("nope.pem"), std::string::npos) << r.status();
+  EXPECT_EQ(server.handshake_failures(), 0);  // refused before connecting out
+  // Validation (what configurations run at start-up) says the same.
+  Status v = c.Validate();
+  EXPECT_EQ(v.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(v.message().find("ca_file"), std::string::npos) << v;
+  EXPECT_NE(v.message().find("nope.pem"), std::string::npos) << v;
+}
+
+TEST_F(HttpsTest, ACaFileThatHoldsNoCertificateIsRefusedWhenValidated) {
+  for (const std::string& text : {std::string(), std::string("not a certificate\n"),
+                                  std::string("-----BEGIN CERTIFICATE-----\nAAAA\n")}) {
+    HttpClientConfig c;
+    c.ca_file = WritePem("bad.pem", text);
+    Status v = c.Validate();
+    EXPECT_EQ(v.code(), StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(v.message().find("bad.pem"), std::string::npos) << v;
+    EXPECT_NE(v.message().find("PEM"), std::string::npos) << v;
+  }
+  EXPECT_FALSE(CheckTrustedAuthorities(dir_.string()).ok());  // a folder is not a file
+  EXPECT_TRUE(CheckTrustedAuthorities("").ok());              // the system's store
+}
+
+TEST_F(HttpsTest, ACaFileRewrittenInPlaceIsReadAgain) {
+  const TestCert cert = MakeCert("IP:127.0.0.1");
+  const TestCert other = MakeCert("IP:127.0.0.1");
+  TlsServer server(cert, Ok("rotated"));
+  HttpClientConfig c;
+  c.connect_timeout_ms = 5000;
+  c.ca_file = WritePem("rotating.pem", other.cert_pem);
+  auto before = HttpClient(c).Send(HttpRequest::Get(server.Url("/")));
+  EXPECT_EQ(before.status().code(), StatusCode::kUnavailable) << before.status();
+  // The same name, rewritten at once (same size too: both are P-256 certificates from here).
+  WritePem("rotating.pem", cert.cert_pem);
+  for (int i = 0; i < 2; ++i) {  // the second request reuses the loaded authorities
+    auto after = HttpClient(c).Send(HttpRequest::Get(server.Url("/")));
+    ASSERT_TRUE(after.ok()) << after.status();
+    EXPECT_EQ(after->body, "rotated");
+  }
 }
 
 TEST_F(HttpsTest, AModelDownloadsOverTls) {

@@ -1,5 +1,6 @@
 #include "tts/synthesizer.h"
 
+#include "net/url.h"
 #include "tts/espeak/espeak_synthesizer.h"
 #include "tts/flite/flite_synthesizer.h"
 #include "tts/openai/openai_synthesizer.h"
@@ -33,9 +34,7 @@ Status EspeakConfig::Validate() const {
 }
 
 Status OpenAiTtsConfig::Validate() const {
-  if (url.rfind("http://", 0) != 0) {
-    return InvalidArgumentError("url '" + url + "' must start with http://");
-  }
+  if (auto parsed = net::ParseHttpUrl(url); !parsed.ok()) return parsed.status().WithContext("url");
   if (model.empty()) return InvalidArgumentError("model must not be empty");
   if (voice.empty()) return InvalidArgumentError("voice must not be empty");
   if (response_format != "pcm" && response_format != "wav") {

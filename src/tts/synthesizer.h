@@ -128,7 +128,7 @@ struct OpenAiTtsConfig {
 
   template <class V>
   void Visit(V& v) {
-    v.Field("url", url, "Base URL of the OpenAI-compatible server (http://host:port/v1)");
+    v.Field("url", url, "Base URL of the OpenAI-compatible server (http[s]://host:port/v1)");
     v.Field("model", model, "Model name sent to the server");
     v.Field("voice", voice, "Voice name sent to the server");
     v.Field("response_format", response_format, "pcm (streams, lowest latency) or wav");

@@ -45,6 +45,10 @@ TEST(TtsConfig, ValidationNamesTheProblem) {
   cfg.openai.response_format = "pcm";
   cfg.openai.url = "ftp://x";
   EXPECT_FALSE(CreateSynthesizer(cfg).ok());
+  cfg.openai.url = "https://speech.example.com/v1";
+  EXPECT_TRUE(cfg.Validate().ok()) << cfg.Validate();
+  cfg.openai.http.ca_file = "/nonexistent/hotline-ca.pem";
+  EXPECT_NE(cfg.Validate().message().find("/nonexistent/hotline-ca.pem"), std::string::npos);
   EXPECT_TRUE(AudioCacheConfig().Validate().ok());
   EXPECT_TRUE(SentenceChunkerConfig().Validate().ok());
   EXPECT_TRUE(TextNormalizerConfig().Validate().ok());

@@ -107,6 +107,13 @@ TEST(OpenAiRecognizer, BoundsAndUnreachableServer) {
   EXPECT_TRUE((*r)->CreateStream(8000).ok());
   config.url = "ftp://api.example.com/v1";
   EXPECT_FALSE(OpenAiRecognizer::Create(config).ok());
+  config.url = "https://api.example.com/v1";
+  EXPECT_TRUE(config.Validate().ok()) << config.Validate();
+  config.ca_file = "/nonexistent/hotline-ca.pem";
+  EXPECT_NE(config.Validate().message().find("ca_file: '/nonexistent/hotline-ca.pem'"),
+            std::string::npos)
+      << config.Validate();
+  config.ca_file.clear();
   config.url = "http://127.0.0.1:8000/v1";
   config.api_key_env = "HOTLINE_TEST_SURELY_UNSET_KEY";
   EXPECT_FALSE(OpenAiRecognizer::Create(config).ok());

@@ -394,6 +394,13 @@ TEST(OpenAiLlm, ChunkParserAndConfig) {
   cfg.base_url = "ftp://x";
   EXPECT_FALSE(cfg.Validate().ok());
   cfg = {};
+  cfg.base_url = "https://llm.example.com/v1";
+  EXPECT_TRUE(cfg.Validate().ok());
+  cfg.ca_file = "/nonexistent/hotline-ca.pem";  // named when the configuration is checked
+  EXPECT_NE(cfg.Validate().message().find("ca_file: '/nonexistent/hotline-ca.pem'"),
+            std::string::npos)
+      << cfg.Validate();
+  cfg = {};
   cfg.first_token_timeout_ms = 0;
   EXPECT_FALSE(cfg.Validate().ok());
   cfg = {};
