@@ -286,6 +286,8 @@ class BatchScheduler {
   void Emit(Seq& s, int32_t token);
   // Guesses up to `max_tokens` next tokens for a decoding `s` into s.draft; returns how many.
   int Draft(Seq& s, int max_tokens);
+  // `s` asked for guesses and is not pausing them for low acceptance.
+  static bool MayDraft(const Seq& s);
   void Admit(Seq& s);
   // True when a running sequence is still computing whole blocks of `w`'s prompt that `w` could
   // share once they are cached.

@@ -99,25 +99,28 @@ int BatchScheduler::Pack() {
   auto relaxed = [&](const Seq& s) {
     return s.deadline != Clock::time_point::max() && s.deadline > horizon;
   };
+  // One look at the batch: does anyone without slack have work (then the relaxed sit out), and
+  // how many sequences decode one token, and how many of those may draft this pass.
   bool urgent_work = false;
+  int decoding = 0, relaxed_decoding = 0, may_draft = 0, relaxed_may_draft = 0;
   for (auto& sp : running_) {
     const Seq& s = *sp;
-    if (!s.finished && !s.preempted && !relaxed(s) &&
-        static_cast<int>(s.tokens.size()) > s.n_computed) {
-      urgent_work = true;
-    }
+    if (s.finished || s.preempted) continue;
+    const int remaining = static_cast<int>(s.tokens.size()) - s.n_computed;
+    const bool is_relaxed = relaxed(s);
+    if (!is_relaxed && remaining > 0) urgent_work = true;
+    if (remaining != 1) continue;
+    (is_relaxed ? relaxed_decoding : decoding) += 1;
+    (is_relaxed ? relaxed_may_draft : may_draft) += MayDraft(s) ? 1 : 0;
+  }
+  if (!urgent_work) {  // nobody sits out: the relaxed decode too
+    decoding += relaxed_decoding;
+    may_draft += relaxed_may_draft;
   }
   auto sits_out = [&](const Seq& s) { return urgent_work && relaxed(s); };
   // Drafts only pay while the pass is small: a large batch already uses the weights it streams.
-  int decoding = 0;
-  for (auto& sp : running_) {
-    const Seq& s = *sp;
-    if (!s.finished && !s.preempted && !sits_out(s) &&
-        static_cast<int>(s.tokens.size()) - s.n_computed == 1) {
-      ++decoding;
-    }
-  }
-  const bool speculate = config_.speculative_tokens > 0 && decoding >= 1 &&
+  // The governor is asked (and counts a pass) only when some sequence may draft at all.
+  const bool speculate = config_.speculative_tokens > 0 && may_draft >= 1 &&
                          decoding <= config_.speculative_max_batch &&
                          (!config_.speculative_adaptive || governor_.Choose(decoding));
   pass_decoders_ = 0;
@@ -324,11 +327,15 @@ void BatchScheduler::Emit(Seq& s, int32_t tok) {
   }
 }
 
+bool BatchScheduler::MayDraft(const Seq& s) {
+  return s.req.speculate && !s.req.prefill_only &&
+         static_cast<int>(s.result.tokens.size()) >= s.pause_until;
+}
+
 int BatchScheduler::Draft(Seq& s, int max_tokens) {
   s.draft.clear();
-  if (!s.req.speculate || s.req.prefill_only) return 0;
+  if (!MayDraft(s)) return 0;
   const int generated = static_cast<int>(s.result.tokens.size());
-  if (generated < s.pause_until) return 0;
   // Never past what the request may still generate (this pass hands out up to 1 + drafts) or
   // the positions the context holds.
   max_tokens = std::min(
