@@ -1,6 +1,7 @@
 #include "answer/cache/semantic_cache.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <random>
 
@@ -35,6 +36,9 @@ Status SemanticCacheConfig::Validate() const {
   }
   if (!(target_false_hit_rate >= 0 && target_false_hit_rate < 0.5)) {
     return InvalidArgumentError("target_false_hit_rate must be in [0, 0.5), e.g. 0.01");
+  }
+  if (!(calibration_confidence >= 0.5 && calibration_confidence <= 0.9999)) {
+    return InvalidArgumentError("calibration_confidence must be in [0.5, 0.9999], e.g. 0.95");
   }
   if (max_entries < 1 || max_entries > 50'000'000) {
     return InvalidArgumentError("max_entries must be in [1, 50000000]");
@@ -241,7 +245,17 @@ SemanticCalibration CalibrateSemanticThreshold(const std::vector<std::string>& q
       break;
     }
   }
-  cal.threshold = ThresholdForPrecision(outcomes, 1.0 - config.target_false_hit_rate, 20);
+  const double bounded = ThresholdForWrongRateBound(outcomes, config.target_false_hit_rate,
+                                                    config.calibration_confidence);
+  cal.bounded = std::isfinite(bounded);
+  if (cal.bounded) {
+    cal.threshold = bounded;
+  } else {
+    // Too little evidence to go below the prior; the observed false hits may still raise it.
+    const double point = ThresholdForPrecision(outcomes, 1.0 - config.target_false_hit_rate, 20);
+    cal.threshold = std::max(config.similarity_threshold, std::isfinite(point) ? point : 0.0);
+  }
+  cal.threshold = std::min(cal.threshold, 1.0);
   size_t hits = 0, wrong = 0;
   for (const ScoredOutcome& o : outcomes) {
     if (o.score >= cal.threshold) {
@@ -249,8 +263,8 @@ SemanticCalibration CalibrateSemanticThreshold(const std::vector<std::string>& q
       wrong += o.correct ? 0 : 1;
     }
   }
-  if (hits == 0) cal.threshold = 1.0;
   cal.false_hit_rate = hits == 0 ? 0 : static_cast<double>(wrong) / static_cast<double>(hits);
+  cal.false_hit_bound = RateUpperBound(wrong, hits, config.calibration_confidence);
   cal.coverage = static_cast<double>(hits) / static_cast<double>(questions.size());
   return cal;
 }

@@ -69,6 +69,10 @@ struct SemanticCacheConfig {
   double similarity_threshold = 0.75;
   // False-hit rate (wrong answers / hits) the calibration aims for.
   double target_false_hit_rate = 0.01;
+  // Confidence that the calibrated threshold's false-hit rate is within the target: the
+  // calibration bounds the rate (CalibrateSemanticThreshold), so thin evidence (a deployment's
+  // first few examples per intent) cannot carry a threshold below similarity_threshold.
+  double calibration_confidence = 0.95;
   // Entries kept; the oldest is evicted beyond this. Memory is ~3 KB per entry.
   int max_entries = 100000;
   // Candidates ranked by full cosine per lookup: more = better recall, more time.
@@ -82,6 +86,8 @@ struct SemanticCacheConfig {
     v.Field("similarity_threshold", similarity_threshold, "Minimum cosine similarity for a hit");
     v.Field("target_false_hit_rate", target_false_hit_rate,
             "False-hit rate the threshold calibration aims for");
+    v.Field("calibration_confidence", calibration_confidence,
+            "Confidence that a calibrated threshold meets target_false_hit_rate");
     v.Field("max_entries", max_entries, "Entries kept before the oldest is evicted");
     v.Field("max_candidates", max_candidates, "Candidates compared by full cosine per lookup");
     v.Field("meaning_guard", meaning_guard, "Block hits that flip the question's meaning");
@@ -161,16 +167,24 @@ class SemanticCache {
 };
 
 struct SemanticCalibration {
-  double threshold = 1.0;      // lowest similarity whose hits meet the target false-hit rate
+  double threshold = 1.0;      // the similarity threshold chosen
   double false_hit_rate = 0;   // on the calibration set at that threshold
+  double false_hit_bound = 1;  // upper confidence bound on it (calibration_confidence)
   double coverage = 0;         // share of questions that hit at that threshold
   size_t questions = 0;
+  // The evidence bounded the false-hit rate at some threshold (then `threshold` is the lowest
+  // such). False when it was too thin: `threshold` is then config.similarity_threshold, or
+  // higher where the observed false hits at that threshold exceed the target.
+  bool bounded = false;
 };
 
 // Leave-one-out calibration on labelled (normalized) questions: every question looks up its
 // nearest other question (exact duplicates of its own text excluded) through the meaning guard;
-// a hit with a different label is a false hit. Returns the threshold meeting
-// config.target_false_hit_rate (1.0 = never hit, when none does).
+// a hit with a different label is a false hit. The threshold is the lowest similarity at which
+// the false-hit rate's upper bound at config.calibration_confidence (Wilson score) is within
+// config.target_false_hit_rate. With a thousand hits and a few false ones that is close to the
+// point estimate; with a few dozen questions no threshold has that evidence, and the prior
+// (config.similarity_threshold) stands: thin data never lowers the threshold.
 SemanticCalibration CalibrateSemanticThreshold(const std::vector<std::string>& questions,
                                                const std::vector<std::string>& labels,
                                                std::shared_ptr<const FeatureSpace> space,

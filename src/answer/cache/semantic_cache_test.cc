@@ -200,6 +200,40 @@ TEST(SemanticCache, CalibrationMeetsTheTargetOnItsData) {
   EXPECT_LE(cal.threshold, 1.0);
 }
 
+// A deployment's first week: two examples per intent. Leave-one-out finds each question's twin
+// at a fair similarity and no false hit, but twelve outcomes bound nothing at 1 %: the prior
+// threshold stands instead of a point estimate's low cut.
+TEST(SemanticCache, ThinEvidenceNeverLowersThePriorThreshold) {
+  std::vector<std::string> q, l;
+  const char* groups[][2] = {
+      {"where is my order", "where is my order now"},
+      {"what is my balance", "what is my balance today"},
+      {"reset my password", "reset my password please"},
+      {"close my account", "close my account now"},
+      {"talk to an agent", "talk to an agent please"},
+      {"report a lost card", "report a lost card today"},
+  };
+  for (int g = 0; g < 6; ++g) {
+    for (const char* s : groups[g]) {
+      q.push_back(N(s));
+      l.push_back(std::to_string(g));
+    }
+  }
+  SemanticCacheConfig c;  // similarity_threshold 0.75, 1 % at 95 %
+  c.similarity_threshold = 0.95;
+  SemanticCalibration cal = CalibrateSemanticThreshold(q, l, FeatureSpace::Build(q, {}, 1), c);
+  EXPECT_FALSE(cal.bounded);
+  EXPECT_DOUBLE_EQ(cal.threshold, 0.95);
+  EXPECT_GT(cal.false_hit_bound, c.target_false_hit_rate);
+  // The point estimate alone would have accepted every twin (no false hit among twelve).
+  c.calibration_confidence = 0.5;  // z = 0: the bound is the point estimate
+  c.target_false_hit_rate = 0.01;
+  SemanticCalibration point = CalibrateSemanticThreshold(q, l, FeatureSpace::Build(q, {}, 1), c);
+  EXPECT_TRUE(point.bounded);
+  EXPECT_LT(point.threshold, 0.95);
+  EXPECT_DOUBLE_EQ(point.false_hit_rate, 0.0);
+}
+
 TEST(SemanticCacheConfig, Validate) {
   SemanticCacheConfig c;
   EXPECT_TRUE(c.Validate().ok());
@@ -207,6 +241,9 @@ TEST(SemanticCacheConfig, Validate) {
   EXPECT_FALSE(c.Validate().ok());
   c = {};
   c.max_entries = 0;
+  EXPECT_FALSE(c.Validate().ok());
+  c = {};
+  c.calibration_confidence = 1.0;
   EXPECT_FALSE(c.Validate().ok());
 }
 

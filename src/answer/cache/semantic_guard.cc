@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "answer/cache/antonyms.h"
 #include "answer/understand/entities.h"
 #include "answer/understand/normalize.h"
 
@@ -59,6 +60,7 @@ const std::vector<Opposites>& OppositeActions() {
        {"decline", "declined", "reject", "rejected", "refuse", "refused", "deny", "denied"}},
       {{"subscribe", "subscribed"}, {"unsubscribe", "unsubscribed"}},
       {{"upgrade", "upgraded"}, {"downgrade", "downgraded"}},
+      {{"pause", "paused", "pausing"}, {"resume", "resumed", "resuming", "unpause", "unpaused"}},
       {{"before", "earlier"}, {"after", "later"}},
       {{"maximum", "max", "most"}, {"minimum", "min", "least"}},
   };
@@ -136,6 +138,62 @@ std::vector<std::string_view> Placeholders(const Words& w) {
   return p;
 }
 
+// `b` is `a` with a negating prefix (install/uninstall, connect/disconnect, activate/deactivate,
+// compliant/noncompliant), for words of at least four letters.
+bool NegativePrefix(std::string_view a, std::string_view b) {
+  for (std::string_view p : {"un", "dis", "de", "non"}) {
+    if (a.size() >= 4 && b.size() == a.size() + p.size() && b.substr(0, p.size()) == p &&
+        b.substr(p.size()) == a) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The same verb with opposite particles: "opt in" / "opt out", "sign in" / "sign out", "log on" /
+// "log off", "turn up" / "turn down".
+bool OppositeParticles(const Words& wa, const Words& wb) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kPairs = {
+      std::pair{"in", "out"}, std::pair{"on", "off"}, std::pair{"up", "down"}};
+  auto has_pair = [](const Words& w, std::string_view verb, std::string_view particle) {
+    for (size_t i = 1; i < w.size(); ++i) {
+      if (w[i] == particle && w[i - 1] == verb) return true;
+    }
+    return false;
+  };
+  for (size_t i = 1; i < wa.size(); ++i) {
+    for (auto [p, q] : kPairs) {
+      for (auto [mine, theirs] : {std::pair{p, q}, std::pair{q, p}}) {
+        if (wa[i] == mine && has_pair(wb, wa[i - 1], theirs) && !has_pair(wb, wa[i - 1], mine) &&
+            !has_pair(wa, wa[i - 1], theirs)) {
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+// A word only one question has is the opposite of a word only the other has: WordNet's antonyms
+// (show/hide, include/exclude, new/old) or a negating prefix (install/uninstall).
+bool OppositeWords(const Words& wa, const Words& wb) {
+  Words only_a, only_b;
+  for (std::string_view x : wa) {
+    if (!Has(wb, x)) only_a.push_back(x);
+  }
+  for (std::string_view x : wb) {
+    if (!Has(wa, x)) only_b.push_back(x);
+  }
+  if (only_a.empty() || only_b.empty()) return false;
+  const Antonyms& antonyms = Antonyms::Shared();
+  for (std::string_view x : only_a) {
+    for (std::string_view y : only_b) {
+      if (NegativePrefix(x, y) || NegativePrefix(y, x) || antonyms.Opposite(x, y)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string_view MeaningFlip(std::string_view a, std::string_view b) {
@@ -156,6 +214,7 @@ std::string_view MeaningFlip(std::string_view a, std::string_view b) {
       return "action";
     }
   }
+  if (OppositeParticles(wa, wb) || OppositeWords(wa, wb)) return "action";
   std::string_view from_a = RoleAfter(wa, {"from"}), from_b = RoleAfter(wb, {"from"});
   std::string_view to_a = RoleAfter(wa, {"to", "into", "onto", "towards"});
   std::string_view to_b = RoleAfter(wb, {"to", "into", "onto", "towards"});

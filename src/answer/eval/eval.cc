@@ -293,6 +293,8 @@ std::string CacheEvalReportJson(const CacheEvalReport& rep) {
                    {"cv_precision", r4(rep.intent_calibration.cv_precision)}};
   cal["semantic"] = {{"threshold", r4(rep.semantic_calibration.threshold)},
                      {"false_hit_rate", r4(rep.semantic_calibration.false_hit_rate)},
+                     {"false_hit_bound", r4(rep.semantic_calibration.false_hit_bound)},
+                     {"bounded", rep.semantic_calibration.bounded},
                      {"coverage", r4(rep.semantic_calibration.coverage)}};
   cal["simhash"] = {{"max_hamming_distance", rep.simhash_max_distance}};
   j["calibration"] = cal;

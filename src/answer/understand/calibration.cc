@@ -1,6 +1,7 @@
 #include "answer/understand/calibration.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace hotline::answer {
@@ -28,6 +29,38 @@ double ThresholdForPrecision(std::vector<ScoredOutcome> outcomes, double target,
     double precision = static_cast<double>(correct) / static_cast<double>(accepted);
     if (accepted < min_accepted) continue;
     if (precision >= target) best = outcomes[i].score;
+  }
+  return best;
+}
+
+double RateUpperBound(size_t events, size_t trials, double confidence) {
+  if (trials == 0) return 1.0;
+  // z with P(Z > z) = 1 - confidence, by bisection on the normal tail (erfc is exact enough).
+  const double tail = 1.0 - std::clamp(confidence, 0.5, 1.0 - 1e-12);
+  double lo = 0, hi = 40;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = (lo + hi) / 2;
+    (0.5 * std::erfc(mid / std::sqrt(2.0)) > tail ? lo : hi) = mid;
+  }
+  const double z = (lo + hi) / 2;
+  const double n = static_cast<double>(trials);
+  const double p = static_cast<double>(events) / n;
+  const double z2 = z * z;
+  const double centre = p + z2 / (2 * n);
+  const double spread = z * std::sqrt(p * (1 - p) / n + z2 / (4 * n * n));
+  return std::min(1.0, (centre + spread) / (1 + z2 / n));
+}
+
+double ThresholdForWrongRateBound(std::vector<ScoredOutcome> outcomes, double max_wrong_rate,
+                                  double confidence) {
+  SortDescending(outcomes);
+  double best = std::numeric_limits<double>::infinity();
+  size_t wrong = 0;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    wrong += outcomes[i].correct ? 0 : 1;
+    const bool cut_here = i + 1 == outcomes.size() || outcomes[i + 1].score < outcomes[i].score;
+    if (!cut_here) continue;
+    if (RateUpperBound(wrong, i + 1, confidence) <= max_wrong_rate) best = outcomes[i].score;
   }
   return best;
 }

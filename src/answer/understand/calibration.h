@@ -23,6 +23,18 @@ struct ScoredOutcome {
 double ThresholdForPrecision(std::vector<ScoredOutcome> outcomes, double target,
                              size_t min_accepted = 20);
 
+// One-sided upper confidence bound on a rate observed as `events` of `trials` (Wilson score
+// interval): the true rate is below it with probability `confidence` (0.5 < confidence < 1).
+// With no trials, 1. Example: 0 of 100 at 0.95 gives 0.026; 0 of 300 gives 0.0089.
+double RateUpperBound(size_t events, size_t trials, double confidence);
+
+// The lowest threshold t such that the upper confidence bound (RateUpperBound) on the share of
+// wrong outcomes among those with score >= t is <= `max_wrong_rate`: what the evidence supports,
+// not a point estimate, so a few lucky outcomes cannot carry a low threshold. +infinity when no
+// cut has enough evidence (thin data).
+double ThresholdForWrongRateBound(std::vector<ScoredOutcome> outcomes, double max_wrong_rate,
+                                  double confidence);
+
 struct CurvePoint {
   double threshold = 0;
   double coverage = 0;   // accepted / all outcomes

@@ -51,3 +51,33 @@ TEST(Calibration, IsotonicIsMonotoneAndMatchesRates) {
 
 }  // namespace
 }  // namespace hotline::answer
+
+namespace hotline::answer {
+namespace {
+
+TEST(Calibration, RateUpperBoundIsWilsonsOneSidedBound) {
+  EXPECT_NEAR(RateUpperBound(0, 100, 0.95), 0.0264, 0.0005);
+  EXPECT_NEAR(RateUpperBound(0, 300, 0.95), 0.0089, 0.0005);
+  EXPECT_NEAR(RateUpperBound(5, 1000, 0.95), 0.0103, 0.0005);
+  EXPECT_NEAR(RateUpperBound(3, 10, 0.5), 0.3, 1e-6);  // z = 0: the observed rate
+  EXPECT_DOUBLE_EQ(RateUpperBound(0, 0, 0.95), 1.0);
+  EXPECT_GT(RateUpperBound(1, 10, 0.99), RateUpperBound(1, 10, 0.95));
+}
+
+TEST(Calibration, WrongRateBoundNeedsEvidence) {
+  // 50 right answers at scores 1.0 .. 0.51: the point estimate would accept them all.
+  std::vector<ScoredOutcome> few;
+  for (int i = 0; i < 50; ++i) few.push_back({1.0 - i * 0.01, true});
+  EXPECT_TRUE(std::isinf(ThresholdForWrongRateBound(few, 0.01, 0.95)));
+  EXPECT_DOUBLE_EQ(ThresholdForWrongRateBound(few, 0.1, 0.95), 0.51);
+  // 1,000 right then wrong ones below 0.5: the cut stops where the wrong ones begin to count.
+  std::vector<ScoredOutcome> many;
+  for (int i = 0; i < 1000; ++i) many.push_back({0.9 - i * 0.0004, true});  // 0.9 .. 0.5004
+  for (int i = 0; i < 100; ++i) many.push_back({0.5 - i * 0.001, false});
+  const double t = ThresholdForWrongRateBound(many, 0.01, 0.95);
+  EXPECT_GT(t, 0.49);
+  EXPECT_LE(t, 0.5004);
+}
+
+}  // namespace
+}  // namespace hotline::answer
