@@ -8,7 +8,15 @@
 //   2. quantized weights (Q4_0 by default) with fused attention, still whole-answer;
 //   3. + streaming: each finished sentence goes to the synthesizer while the model continues;
 //   4. + answer cache: the L1 intent templates, L2 semantic cache and L3 result cache answer
-//      repeated and similar questions.
+//      repeated and similar questions;
+//   5. row 3 + pre-prefill + speculation, no cache (every answer still from the model): the
+//      question's prompt goes to the model's prefix cache while the caller is still talking
+//      (--lead-ms before the question ends, Answerer::Prefetch of the last stable partial), and
+//      the scheduler drafts tokens (llm.engine.speculative_tokens; rows 1-4 have it off).
+// With --calls, rows 3 and 5 are also measured with that many callers at once (their calls
+// starting spread over one turn's cycle), each talking for --talk-ms, then listening to the whole
+// answer as it plays, on a fresh engine, each distinct question asked once: first audio of model
+// turns with that many calls on the line.
 //
 // Every row runs the real parts: a random-weight model of a real shape written by
 // engine::WriteRandomModel, the embedded engine behind llm::EngineLanguageModel (batching
@@ -42,9 +50,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -52,9 +58,6 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <optional>
-#include <random>
-#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -62,8 +65,8 @@
 
 #include "answer/answer_stack.h"
 #include "answer/answerer.h"
-#include "answer/kb/kb_csv.h"
 #include "answer/understand/understanding.h"
+#include "app/bench_ablation_parts.h"
 #include "app/cli.h"
 #include "common/build_paths.h"
 #include "common/log.h"
@@ -77,6 +80,13 @@
 namespace hotline::cli {
 namespace {
 
+using ablation::AnswerAndSpeak;
+using ablation::BuildQuestionStream;
+using ablation::ReadBitextQuestions;
+using ablation::ReadKbScripts;
+using ablation::AskedQuestion;
+using ablation::ScriptedText;
+
 using Clock = std::chrono::steady_clock;
 
 constexpr char kUsage[] =
@@ -84,10 +94,14 @@ constexpr char kUsage[] =
     "                              [--arch qwen2|llama] [--unquantized f32|f16]\n"
     "                              [--quantized q4_0|q8_0] [--answer-tokens T]\n"
     "                              [--concurrency C] [--threads T] [--bitext FILE] [--kb FILE]\n"
-    "                              [--passages K] [--seed S]\n"
+    "                              [--passages K] [--seed S] [--calls 1,8] [--lead-ms MS]\n"
+    "                              [--talk-ms MS]\n"
+    "                              [--partial-drop-words N] [--rows 1,2,3,4,5]\n"
     "  The headline table on this machine: (1) unquantized model + plain attention, whole answer\n"
     "  then synthesis; (2) quantized + fused attention; (3) + streaming sentences to the\n"
-    "  synthesizer; (4) + answer caches (L1/L2/L3). Columns: first-audio latency P50/P99 (final\n"
+    "  synthesizer; (4) + answer caches (L1/L2/L3); (5) row 3 + pre-prefill (the question so far\n"
+    "  prefetched --lead-ms before it ends) + speculative decoding, no cache: every answer\n"
+    "  still comes from the model. Columns: first-audio latency P50/P99 (final\n"
     "  transcript handed to the answerer -> first synthesized audio chunk, one question at a\n"
     "  time), questions per second with C closed-loop askers, memory (model + KV + caches).\n"
     "  Random-weight models of the shape are written to a temporary folder and removed after\n"
@@ -107,125 +121,17 @@ constexpr char kUsage[] =
     "  --kb FILE            knowledge base CSV (default assets/kb/bitext_kb.csv)\n"
     "  --passages K         knowledge-base passages in each model prompt, 1..8 (default 1: keeps\n"
     "                       the unquantized row's prompt pass within minutes on 2 cores)\n"
-    "  --seed S             question sampling seed (default 1)\n";
-
-struct AskedQuestion {
-  std::string text;
-  std::string intent;
-  std::string script;  // words spoken in place of the model's text (the intent's article)
-};
-
-// The question stream: `n` questions, the first half distinct (one per intent while intents
-// last), the second half asking them again: even positions word for word (L3), odd ones in other
-// words of the same intent (L1/L2).
-Result<std::vector<AskedQuestion>> BuildQuestionStream(
-    const std::map<std::string, std::vector<std::string>>& by_intent,
-    const std::map<std::string, std::string>& scripts, int n, uint64_t seed) {
-  std::vector<std::string> intents;
-  for (const auto& [intent, questions] : by_intent) {
-    if (scripts.count(intent) && !questions.empty()) intents.push_back(intent);
-  }
-  if (intents.empty()) {
-    return InvalidArgumentError("no question has an intent the knowledge base answers");
-  }
-  std::mt19937_64 rng(seed);
-  std::shuffle(intents.begin(), intents.end(), rng);
-  const int distinct = (n + 1) / 2;
-  std::vector<AskedQuestion> out;
-  for (int i = 0; i < distinct; ++i) {
-    const std::string& intent = intents[size_t(i) % intents.size()];
-    const auto& qs = by_intent.at(intent);
-    out.push_back({qs[rng() % qs.size()], intent, scripts.at(intent)});
-  }
-  for (int j = 0; static_cast<int>(out.size()) < n; ++j) {
-    AskedQuestion again = out[size_t(j % distinct)];
-    if (j % 2 == 1) {
-      const auto& qs = by_intent.at(again.intent);
-      for (int tries = 0; tries < 8; ++tries) {
-        const std::string& other = qs[rng() % qs.size()];
-        if (other != again.text) {
-          again.text = other;
-          break;
-        }
-      }
-    }
-    out.push_back(std::move(again));
-  }
-  return out;
-}
-
-// Bitext corpus rows -> questions by intent. Bounded: the file at most 64 MiB.
-Result<std::map<std::string, std::vector<std::string>>> ReadBitextQuestions(
-    const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError("--bitext " + path + ": cannot open");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  if (text.size() > (64u << 20)) return InvalidArgumentError("--bitext " + path + ": over 64 MiB");
-  answer::CsvReader reader(text);
-  answer::CsvRecord rec;
-  ASSIGN_OR_RETURN(bool has_header, reader.Next(rec));
-  if (!has_header) return InvalidArgumentError("--bitext " + path + ": empty");
-  int q_col = -1, intent_col = -1;
-  for (size_t c = 0; c < rec.fields.size(); ++c) {
-    if (rec.fields[c] == "instruction") q_col = static_cast<int>(c);
-    if (rec.fields[c] == "intent") intent_col = static_cast<int>(c);
-  }
-  if (q_col < 0 || intent_col < 0) {
-    return InvalidArgumentError("--bitext " + path +
-                                ": expected a header with instruction and intent columns");
-  }
-  std::map<std::string, std::vector<std::string>> out;
-  while (true) {
-    auto more = reader.Next(rec);
-    if (!more.ok()) return more.status().WithContext("--bitext " + path);
-    if (!*more) break;
-    if (rec.fields.size() <= size_t(std::max(q_col, intent_col))) continue;
-    const std::string& q = rec.fields[size_t(q_col)];
-    if (q.empty() || q.size() > 300) continue;
-    out[rec.fields[size_t(intent_col)]].push_back(q);
-  }
-  return out;
-}
-
-// Stands in for the model's text: every delta the engine produces becomes the next word of the
-// question's script (the thread's current script; Generate runs on the asking thread). Timing,
-// token counts and cancellation are the engine's own.
-class ScriptedText final : public llm::LanguageModel {
- public:
-  explicit ScriptedText(std::unique_ptr<llm::EngineLanguageModel> engine)
-      : engine_(std::move(engine)) {}
-
-  static void SetScript(const std::string* script) { script_ = script; }
-
-  Result<llm::GenerateStats> Generate(const llm::GenerateRequest& request,
-                                      const llm::TextCallback& on_text) override {
-    std::vector<std::string> words;
-    if (script_ != nullptr) {
-      std::istringstream ws(*script_);
-      for (std::string w; ws >> w;) words.push_back(w);
-    }
-    if (words.empty()) words.push_back("okay.");
-    size_t next = 0;
-    return engine_->Generate(request, [&](std::string_view) {
-      std::string word = (next == 0 ? "" : " ") + words[next % words.size()];
-      ++next;
-      return on_text(word);
-    });
-  }
-  Status Prefetch(const std::vector<llm::Message>& messages, int max_tokens) override {
-    return engine_->Prefetch(messages, max_tokens);
-  }
-  int CountTokens(std::string_view text) const override { return engine_->CountTokens(text); }
-  std::string name() const override { return engine_->name(); }
-  llm::EngineLanguageModel& engine() { return *engine_; }
-
- private:
-  static thread_local const std::string* script_;
-  std::unique_ptr<llm::EngineLanguageModel> engine_;
-};
-thread_local const std::string* ScriptedText::script_ = nullptr;
+    "  --seed S             question sampling seed (default 1)\n"
+    "  --calls LIST         also measure rows 3 and 5 with that many callers at once (e.g. 1,8),\n"
+    "                       on a fresh engine: each talks for --talk-ms, then listens to the\n"
+    "                       whole answer as it plays (calls start spread over one turn's\n"
+    "                       cycle); the stream's distinct questions are dealt out (use\n"
+    "                       --questions 2 x the turns wanted)\n"
+    "  --lead-ms MS         time from the stable partial to the end of the question (default 500)\n"
+    "  --talk-ms MS         a caller's question in the --calls sweep (default 2000)\n"
+    "  --rows LIST          the rows to run (default all; ratios are against the first run)\n"
+    "  --partial-drop-words N  row 5 prefetches the question without its last N words\n"
+    "                       (default 0: the last stable partial is the whole question)\n";
 
 struct RowSpec {
   std::string name;
@@ -233,6 +139,18 @@ struct RowSpec {
   bool flash_attention = true;
   bool streaming = false;
   bool caches = false;
+  // The prompt of the question so far (all but its last word) goes to the model's prefix cache
+  // --lead-ms before the question is asked, as a call's stable partial does while the caller
+  // finishes (Answerer::Prefetch).
+  bool prefetch = false;
+  bool speculate = false;  // the scheduler's guesses (llm.engine.speculative_tokens)
+  bool sweep = false;      // measured with --calls concurrent callers too
+};
+
+// First audio with `calls` callers at once (the --calls sweep).
+struct SweepPoint {
+  int calls = 0;
+  std::vector<double> first_audio_ms;
 };
 
 struct RowResult {
@@ -240,88 +158,15 @@ struct RowResult {
   std::vector<double> first_audio_ms;
   std::map<std::string, int> tiers;
   double generated_tokens_mean = 0;  // over the model's answers in the latency pass
+  double prompt_tokens_mean = 0;     // the same answers' prompts
+  double cached_prompt_tokens_mean = 0;  // of those, found in the prefix cache
   double qps = 0;
   double throughput_wall_s = 0;
   int failures = 0;
   std::string first_error;
   uint64_t model_bytes = 0, kv_bytes = 0, cache_bytes = 0;
+  std::vector<SweepPoint> sweep;
 };
-
-// One question answered and spoken: first-audio latency, tier, tokens generated.
-struct Spoken {
-  double first_audio_ms = -1;
-  std::string tier;
-  int generated_tokens = 0;
-};
-
-// Answers `q` with `answerer` and synthesizes it: whole (answer, then the whole text) or
-// streaming (each sentence to a speaker thread as soon as it is final).
-Result<Spoken> AnswerAndSpeak(answer::Answerer& answerer, tts::Synthesizer& synth,
-                              const AskedQuestion& q, bool streaming) {
-  answer::CallerSession caller("+15550100");
-  ScriptedText::SetScript(&q.script);
-  Spoken out;
-  const auto t0 = Clock::now();
-  std::optional<Clock::time_point> first_chunk;
-  auto on_chunk = [&](std::span<const int16_t> samples) -> Status {
-    if (!first_chunk && !samples.empty()) first_chunk = Clock::now();
-    return Status::Ok();
-  };
-  Result<answer::AnswerResult> r = answer::AnswerResult{};
-  if (!streaming) {
-    r = answerer.Answer(q.text, caller);
-    ScriptedText::SetScript(nullptr);
-    if (!r.ok()) return r.status();
-    RETURN_IF_ERROR(synth.Synthesize(r->text, on_chunk));
-  } else {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::deque<std::string> queue;
-    bool done = false;
-    Status speak_status;
-    std::thread speaker([&] {
-      while (true) {
-        std::string sentence;
-        {
-          std::unique_lock<std::mutex> lock(mu);
-          cv.wait(lock, [&] { return done || !queue.empty(); });
-          if (queue.empty()) return;
-          sentence = std::move(queue.front());
-          queue.pop_front();
-        }
-        Status s = synth.Synthesize(sentence, on_chunk);
-        if (!s.ok()) {
-          std::lock_guard<std::mutex> lock(mu);
-          if (speak_status.ok()) speak_status = s;
-        }
-      }
-    });
-    answer::AnswerOptions options;
-    options.on_sentence = [&](std::string_view sentence) {
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        queue.emplace_back(sentence);
-      }
-      cv.notify_one();
-      return true;
-    };
-    r = answerer.Answer(q.text, caller, {}, options);
-    ScriptedText::SetScript(nullptr);
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      done = true;
-    }
-    cv.notify_one();
-    speaker.join();
-    if (!r.ok()) return r.status();
-    RETURN_IF_ERROR(speak_status);
-  }
-  if (!first_chunk) return InternalError("the answer produced no audio: '" + r->text + "'");
-  out.first_audio_ms = std::chrono::duration<double, std::milli>(*first_chunk - t0).count();
-  out.tier = std::string(answer::TierName(r->tier));
-  out.generated_tokens = r->llm ? r->llm->generated_tokens : 0;
-  return out;
-}
 
 struct Setup {
   std::string kb_csv;
@@ -330,9 +175,58 @@ struct Setup {
   int passages = 1;
   int concurrency = 2;
   int threads = 2;
+  int lead_ms = 500;
+  int talk_ms = 2000;
+  int partial_drop_words = 0;
+  std::vector<int> calls;  // the sweep's caller counts
   std::string chat_template;
   engine::RandomModelInfo info;
 };
+
+// The question as the recognizer's last stable partial has it: without its last `drop` words
+// (0: the whole question, as when the last word was recognized before the end-of-turn silence
+// ran out).
+std::string Partial(const std::string& question, int drop) {
+  std::string p = question;
+  for (int i = 0; i < drop; ++i) {
+    const size_t end = p.find_last_not_of(" ?.!");
+    const size_t cut = end == std::string::npos ? std::string::npos : p.rfind(' ', end);
+    if (cut == std::string::npos || cut == 0) break;
+    p.resize(cut);
+  }
+  return p;
+}
+
+// How a question is asked: alone (one at a time; a prefetching row's caller talks for --lead-ms
+// after the partial), by one of several callers (the --calls sweep: each caller talks for
+// --talk-ms, the last --lead-ms of it after the stable partial, then listens to the whole answer
+// as it plays in real time before talking again), or back to back (the throughput pass: no
+// talking, no prefetch).
+enum class Asking { kAlone, kCaller, kBackToBack };
+
+Result<ablation::Spoken> Ask(const Setup& setup, const RowSpec& row, answer::Answerer& answerer,
+                             tts::Synthesizer& synth, const AskedQuestion& q, Asking how) {
+  const bool prefetch = row.prefetch && how != Asking::kBackToBack;
+  if (how == Asking::kCaller) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(setup.talk_ms - setup.lead_ms));
+  }
+  if (prefetch) {
+    const answer::CallerSession caller("+15550100");
+    // Best effort, as in a call.
+    (void)answerer.Prefetch(Partial(q.text, setup.partial_drop_words), caller, {});
+  }
+  if (prefetch || how == Asking::kCaller) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(setup.lead_ms));
+  }
+  const Clock::time_point asked = Clock::now();
+  auto spoken = AnswerAndSpeak(answerer, synth, q, row.streaming);
+  if (how == Asking::kCaller && spoken.ok()) {
+    std::this_thread::sleep_until(
+        asked + std::chrono::microseconds(
+                    static_cast<int64_t>(1000 * (spoken->first_audio_ms + spoken->audio_ms))));
+  }
+  return spoken;
+}
 
 // The answer stack of one pass: its own knowledge-base file (so passes never share caches),
 // answer caches on or off.
@@ -392,7 +286,10 @@ Result<RowResult> RunRow(const Setup& setup, const RowSpec& row, const std::stri
   lc.engine.threads = setup.threads;
   lc.engine.max_seq_len = 1024;
   lc.engine.flash_attention = row.flash_attention;
-  lc.engine.max_batch_size = std::max(2, setup.concurrency);
+  int most_calls = setup.concurrency;
+  for (int c : setup.calls) most_calls = std::max(most_calls, c);
+  lc.engine.max_batch_size = std::max(2, most_calls);
+  lc.engine.speculative_tokens = row.speculate ? lc.engine.speculative_tokens : 0;
   lc.chat_template = setup.chat_template;
   ASSIGN_OR_RETURN(auto engine_lm, llm::EngineLanguageModel::Create(lc));
   ScriptedText lm(std::move(engine_lm));
@@ -406,7 +303,7 @@ Result<RowResult> RunRow(const Setup& setup, const RowSpec& row, const std::stri
     double tokens = 0;
     int model_answers = 0;
     for (const AskedQuestion& q : questions) {
-      auto spoken = AnswerAndSpeak(a.answerer(), *synth, q, row.streaming);
+      auto spoken = Ask(setup, row, a.answerer(), *synth, q, Asking::kAlone);
       if (!spoken.ok()) {
         if (res.failures++ == 0) res.first_error = spoken.status().ToString();
         continue;
@@ -415,15 +312,68 @@ Result<RowResult> RunRow(const Setup& setup, const RowSpec& row, const std::stri
       ++res.tiers[spoken->tier];
       if (spoken->tier == "llm") {
         tokens += spoken->generated_tokens;
+        res.prompt_tokens_mean += spoken->prompt_tokens;
+        res.cached_prompt_tokens_mean += spoken->cached_prompt_tokens;
         ++model_answers;
       }
     }
     res.generated_tokens_mean = model_answers > 0 ? tokens / model_answers : 0;
+    if (model_answers > 0) {
+      res.prompt_tokens_mean /= model_answers;
+      res.cached_prompt_tokens_mean /= model_answers;
+    }
     std::filesystem::remove(setup.scratch + "/kb-lat.sqlite");
   }
   if (progress) {
     std::cerr << "  " << row.name << ": latency pass done (P50 "
               << server::testing::Percentile(res.first_audio_ms, 50) << " ms)\n";
+  }
+
+  // The sweep: C callers at once, each talking for --lead-ms before each of its questions. Each
+  // C gets a fresh engine (an empty prefix cache: only what the callers share, the system prompt
+  // and common passages, is found there) and a fresh answer stack; the distinct questions of the
+  // stream (its first half) are dealt out to the callers, so no turn repeats another's question.
+  const size_t distinct = (questions.size() + 1) / 2;
+  for (int calls : row.sweep ? setup.calls : std::vector<int>{}) {
+    const std::string tag = "sweep" + std::to_string(calls);
+    ASSIGN_OR_RETURN(auto fresh_engine, llm::EngineLanguageModel::Create(lc));
+    ScriptedText fresh(std::move(fresh_engine));
+    ASSIGN_OR_RETURN(Answering a, BuildAnswering(setup, row, &fresh, tag));
+    std::vector<std::unique_ptr<tts::Synthesizer>> synths;
+    for (int i = 0; i < calls; ++i) {
+      ASSIGN_OR_RETURN(auto s, tts::CreateSynthesizer(tts_config));
+      synths.push_back(std::move(s));
+    }
+    SweepPoint point;
+    point.calls = calls;
+    std::mutex mu;
+    std::vector<std::thread> callers;
+    // Calls do not begin together: each starts at its own moment within one turn's cycle (its
+    // question, then an answer of --answer-tokens words at about 3 words a second).
+    const int cycle_ms = setup.talk_ms + 330 * setup.answer_tokens;
+    for (int i = 0; i < calls; ++i) {
+      callers.emplace_back([&, i] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(int64_t{cycle_ms} * i / calls));
+        for (size_t k = size_t(i); k < distinct; k += size_t(calls)) {
+          auto spoken = Ask(setup, row, a.answerer(), *synths[size_t(i)], questions[k],
+                            Asking::kCaller);
+          std::lock_guard<std::mutex> lock(mu);
+          if (spoken.ok()) {
+            point.first_audio_ms.push_back(spoken->first_audio_ms);
+          } else if (res.failures++ == 0) {
+            res.first_error = spoken.status().ToString();
+          }
+        }
+      });
+    }
+    for (auto& t : callers) t.join();
+    std::filesystem::remove(setup.scratch + "/kb-" + tag + ".sqlite");
+    if (progress) {
+      std::cerr << "  " << row.name << ": " << calls << " callers (P50 "
+                << server::testing::Percentile(point.first_audio_ms, 50) << " ms, P99 "
+                << server::testing::Percentile(point.first_audio_ms, 99) << " ms)\n";
+    }
+    res.sweep.push_back(std::move(point));
   }
 
   // Throughput: C askers over the same stream, on a fresh answer stack.
@@ -443,7 +393,7 @@ Result<RowResult> RunRow(const Setup& setup, const RowSpec& row, const std::stri
       askers.emplace_back([&, i] {
         for (size_t k = next++; k < questions.size(); k = next++) {
           auto spoken =
-              AnswerAndSpeak(a.answerer(), *synths[size_t(i)], questions[k], row.streaming);
+              Ask(setup, row, a.answerer(), *synths[size_t(i)], questions[k], Asking::kBackToBack);
           if (spoken.ok()) {
             ++answered;
           } else {
@@ -471,6 +421,23 @@ double LoadAverage1m() {
   return load;
 }
 
+// "1,8" -> {1, 8}, each in [lo, hi]; "" -> {}.
+Result<std::vector<int>> IntList(const std::string& arg, const std::string& flag, int lo, int hi) {
+  std::vector<int> out;
+  if (arg.empty()) return out;
+  std::stringstream ss(arg);
+  for (std::string item; std::getline(ss, item, ',');) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < lo || v > hi) {
+      return InvalidArgumentError(flag + ": '" + item + "' is not a number in " +
+                                  std::to_string(lo) + ".." + std::to_string(hi));
+    }
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
 nlohmann::json NumberOrNull(double v) {
   return std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
 }
@@ -478,7 +445,8 @@ nlohmann::json NumberOrNull(double v) {
 int RunBenchAblation(std::span<const std::string> argv) {
   auto args = Args::Parse(
       argv, {"--questions", "--shape", "--arch", "--unquantized", "--quantized", "--answer-tokens",
-             "--concurrency", "--threads", "--bitext", "--kb", "--seed", "--passages"});
+             "--concurrency", "--threads", "--bitext", "--kb", "--seed", "--passages", "--calls",
+             "--lead-ms", "--talk-ms", "--partial-drop-words", "--rows"});
   if (!args.ok()) return UsageError(args.status().message(), kUsage);
   if (args->Has("--help") || args->Has("-h")) {
     std::cout << kUsage;
@@ -491,6 +459,15 @@ int RunBenchAblation(std::span<const std::string> argv) {
   auto concurrency = args->GetInt("--concurrency", 2, 1, 64);
   auto threads = args->GetInt("--threads", 2, 1, 256);
   auto seed = args->GetInt("--seed", 1, 0, 1ll << 62);
+  auto lead_ms = args->GetInt("--lead-ms", 500, 0, 10000);
+  auto talk_ms = args->GetInt("--talk-ms", 2000, 0, 60000);
+  auto drop_words = args->GetInt("--partial-drop-words", 0, 0, 10);
+  auto calls = IntList(args->GetOr("--calls", ""), "--calls", 1, 64);
+  auto row_numbers = IntList(args->GetOr("--rows", "1,2,3,4,5"), "--rows", 1, 5);
+  for (const Status& s : {calls.status(), row_numbers.status()}) {
+    if (!s.ok()) return UsageError(s.message(), kUsage);
+  }
+  if (row_numbers->empty()) return UsageError("--rows names no row", kUsage);
   const std::string shape = args->GetOr("--shape", "0.5b");
   const std::string arch = args->GetOr("--arch", "qwen2");
   const std::string unq = args->GetOr("--unquantized", "f32");
@@ -499,9 +476,11 @@ int RunBenchAblation(std::span<const std::string> argv) {
   const std::string kb_csv =
       args->GetOr("--kb", std::string(HOTLINE_ASSETS_DIR) + "/kb/bitext_kb.csv");
   for (const Status& s : {n.status(), passages.status(), answer_tokens.status(),
-                          concurrency.status(), threads.status(), seed.status(), args->Finish()}) {
+                          concurrency.status(), threads.status(), seed.status(), lead_ms.status(),
+                          talk_ms.status(), drop_words.status(), args->Finish()}) {
     if (!s.ok()) return UsageError(s.message(), kUsage);
   }
+  if (*talk_ms < *lead_ms) return UsageError("--talk-ms must be at least --lead-ms", kUsage);
   if (!args->positional().empty()) return UsageError("unexpected argument", kUsage);
   InitLogging("warn");  // stdout carries the table; start-up chatter would only bury it
   if (shape != "tiny" && shape != "0.5b" && shape != "1b") {
@@ -516,48 +495,9 @@ int RunBenchAblation(std::span<const std::string> argv) {
 
   // Knowledge base: the scripts (each intent's first article) and, without --bitext, the
   // example questions.
-  std::string kb_text;
-  {
-    std::ifstream in(kb_csv, std::ios::binary);
-    if (!in) return Fail("--kb " + kb_csv + ": cannot open");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    kb_text = ss.str();
-    if (kb_text.size() > (64u << 20)) return Fail("--kb " + kb_csv + ": over 64 MiB");
-  }
   std::map<std::string, std::string> scripts;
   std::map<std::string, std::vector<std::string>> by_intent;
-  {
-    answer::CsvReader reader(kb_text);
-    answer::CsvRecord rec;
-    auto header = reader.Next(rec);
-    if (!header.ok() || !*header) return Fail("--kb " + kb_csv + ": no header");
-    int body_col = -1, intent_col = -1, questions_col = -1;
-    for (size_t c = 0; c < rec.fields.size(); ++c) {
-      if (rec.fields[c] == "body") body_col = static_cast<int>(c);
-      if (rec.fields[c] == "intent") intent_col = static_cast<int>(c);
-      if (rec.fields[c] == "questions") questions_col = static_cast<int>(c);
-    }
-    if (body_col < 0 || intent_col < 0 || questions_col < 0) {
-      return Fail("--kb " + kb_csv + ": expected body, intent and questions columns");
-    }
-    while (true) {
-      auto more = reader.Next(rec);
-      if (!more.ok()) return Fail(more.status().WithContext("--kb " + kb_csv));
-      if (!*more) break;
-      const size_t need = size_t(std::max({body_col, intent_col, questions_col}));
-      if (rec.fields.size() <= need) continue;
-      const std::string& intent = rec.fields[size_t(intent_col)];
-      if (intent.empty() || scripts.count(intent)) continue;
-      std::string body = rec.fields[size_t(body_col)];
-      if (body.empty()) continue;
-      if (body.back() != '.' && body.back() != '!' && body.back() != '?') body += '.';
-      scripts[intent] = body;
-      for (auto& q : answer::SplitQuestions(rec.fields[size_t(questions_col)])) {
-        by_intent[intent].push_back(std::move(q));
-      }
-    }
-  }
+  if (Status s = ReadKbScripts(kb_csv, &scripts, &by_intent); !s.ok()) return Fail(s);
   if (!bitext.empty()) {
     auto read = ReadBitextQuestions(bitext);
     if (!read.ok()) return Fail(read.status());
@@ -573,6 +513,10 @@ int RunBenchAblation(std::span<const std::string> argv) {
   setup.passages = static_cast<int>(*passages);
   setup.concurrency = static_cast<int>(*concurrency);
   setup.threads = static_cast<int>(*threads);
+  setup.lead_ms = static_cast<int>(*lead_ms);
+  setup.talk_ms = static_cast<int>(*talk_ms);
+  setup.partial_drop_words = static_cast<int>(*drop_words);
+  setup.calls = *calls;
   setup.chat_template = arch == "qwen2" ? "chatml" : "llama3";
   setup.scratch =
       (std::filesystem::temp_directory_path() / ("hotline-ablation-" + std::to_string(getpid())))
@@ -588,12 +532,14 @@ int RunBenchAblation(std::span<const std::string> argv) {
     }
   } cleanup{setup.scratch};
 
-  // The two models.
+  // The two models (the unquantized one only for row 1).
   const std::string unq_path = setup.scratch + "/model-" + unq + ".gguf";
   const std::string quant_path = setup.scratch + "/model-" + quant + ".gguf";
+  const bool row1 = std::find(row_numbers->begin(), row_numbers->end(), 1) != row_numbers->end();
   {
     engine::ComputePool pool(setup.threads);
     for (const auto& [type, path] : {std::pair{unq, unq_path}, std::pair{quant, quant_path}}) {
+      if (path == unq_path && !row1) continue;
       engine::RandomModelSpec spec;
       spec.arch = arch;
       spec.shape = shape;
@@ -609,8 +555,9 @@ int RunBenchAblation(std::span<const std::string> argv) {
   const std::vector<RowSpec> specs = {
       {"unquantized + plain attention, whole answer", unq, false, false, false},
       {"quantized + fused attention, whole answer", quant, true, false, false},
-      {"+ streaming pipeline", quant, true, true, false},
+      {"+ streaming pipeline", quant, true, true, false, false, false, true},
       {"+ answer cache (L1/L2/L3)", quant, true, true, true},
+      {"3 + pre-prefill + speculation (no cache)", quant, true, true, false, true, true, true},
   };
   if (!json) {
     std::cerr << "hotline bench ablation: " << arch << " " << shape << " (" << unq << " / " << quant
@@ -620,7 +567,11 @@ int RunBenchAblation(std::span<const std::string> argv) {
   const double load_start = LoadAverage1m();
   const auto t_start = Clock::now();
   std::vector<RowResult> rows;
-  for (const RowSpec& spec : specs) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (std::find(row_numbers->begin(), row_numbers->end(), int(i) + 1) == row_numbers->end()) {
+      continue;
+    }
+    const RowSpec& spec = specs[i];
     auto r = RunRow(setup, spec, spec.weights == unq ? unq_path : quant_path, *questions, !json);
     if (!r.ok()) return Fail(r.status().WithContext(spec.name));
     rows.push_back(std::move(*r));
@@ -644,6 +595,9 @@ int RunBenchAblation(std::span<const std::string> argv) {
         {"concurrency", *concurrency},
         {"threads", *threads},
         {"question_source", bitext.empty() ? kb_csv : bitext},
+        {"lead_ms", *lead_ms},
+        {"talk_ms", *talk_ms},
+        {"partial_drop_words", *drop_words},
         {"load_average_1m", {{"start", NumberOrNull(load_start)}, {"end", NumberOrNull(load_end)}}},
         {"wall_s", wall_s}};
     nlohmann::json jr = nlohmann::json::array();
@@ -668,12 +622,23 @@ int RunBenchAblation(std::span<const std::string> argv) {
             {"total", r.model_bytes + r.kv_bytes + r.cache_bytes}}},
           {"answers_by_tier", r.tiers},
           {"generated_tokens_mean", r.generated_tokens_mean},
+          {"prompt_tokens_mean", r.prompt_tokens_mean},
+          {"cached_prompt_tokens_mean", r.cached_prompt_tokens_mean},
           {"failures", r.failures},
           {"vs_row1",
            {{"p50", NumberOrNull(base_p50 / p50)},
             {"questions_per_s",
              base_qps > 0 ? nlohmann::json(r.qps / base_qps) : nlohmann::json()}}}};
       if (!r.first_error.empty()) row["first_error"] = r.first_error;
+      row["prefetch"] = r.spec.prefetch;
+      row["speculation"] = r.spec.speculate;
+      for (const SweepPoint& sp : r.sweep) {
+        row["first_audio_by_calls"].push_back(
+            {{"calls", sp.calls},
+             {"p50", NumberOrNull(server::testing::Percentile(sp.first_audio_ms, 50))},
+             {"p99", NumberOrNull(server::testing::Percentile(sp.first_audio_ms, 99))},
+             {"turns", sp.first_audio_ms.size()}});
+      }
       jr.push_back(row);
     }
     out["rows"] = jr;
@@ -692,8 +657,21 @@ int RunBenchAblation(std::span<const std::string> argv) {
       std::printf("  %s: tiers", r.spec.name.c_str());
       for (const auto& [tier, count] : r.tiers) std::printf(" %s %d", tier.c_str(), count);
       std::printf("; %.1f tokens per model answer", r.generated_tokens_mean);
+      if (r.prompt_tokens_mean > 0) {
+        std::printf(", prompts %.0f tokens (%.0f from the prefix cache)", r.prompt_tokens_mean,
+                    r.cached_prompt_tokens_mean);
+      }
       if (r.failures > 0) std::printf("; %d failed (%s)", r.failures, r.first_error.c_str());
       std::printf("\n");
+    }
+    for (const RowResult& r : rows) {
+      for (const SweepPoint& sp : r.sweep) {
+        std::printf("  %s, %d callers (each talking %d ms, then listening to the whole answer): "
+                    "first audio P50 %.0f ms, P99 %.0f ms (%zu turns)\n",
+                    r.spec.name.c_str(), sp.calls, setup.talk_ms,
+                    server::testing::Percentile(sp.first_audio_ms, 50),
+                    server::testing::Percentile(sp.first_audio_ms, 99), sp.first_audio_ms.size());
+      }
     }
     std::printf("load average (1 min): %.2f at start, %.2f at end; %.0f s\n", load_start, load_end,
                 wall_s);

@@ -16,7 +16,7 @@ namespace hotline {
 namespace {
 
 
-TEST(BenchAblationCli, TinyShapeReportsTheFourRows) {
+TEST(BenchAblationCli, TinyShapeReportsTheFiveRows) {
   e2e::CommandResult r = e2e::RunHotline(
       "bench ablation --json --shape tiny --questions 4 --answer-tokens 128 --concurrency 2");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -28,7 +28,7 @@ TEST(BenchAblationCli, TinyShapeReportsTheFourRows) {
   ASSERT_TRUE(j["load_average_1m"].is_object());
   const auto& rows = j["rows"];
   ASSERT_TRUE(rows.is_array());
-  ASSERT_EQ(rows.size(), 4u) << rows.dump(2);
+  ASSERT_EQ(rows.size(), 5u) << rows.dump(2);
 
   // What each row turns on.
   EXPECT_EQ(rows[0]["weights"], "f32");
@@ -39,6 +39,11 @@ TEST(BenchAblationCli, TinyShapeReportsTheFourRows) {
   EXPECT_EQ(rows[2]["streaming"], true);
   EXPECT_EQ(rows[2]["answer_cache"], false);
   EXPECT_EQ(rows[3]["answer_cache"], true);
+  EXPECT_EQ(rows[4]["answer_cache"], false);
+  EXPECT_EQ(rows[4]["prefetch"], true);
+  EXPECT_EQ(rows[4]["speculation"], true);
+  EXPECT_EQ(rows[2]["prefetch"], false);
+  EXPECT_EQ(rows[2]["speculation"], false);
 
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& row = rows[i];
@@ -58,7 +63,7 @@ TEST(BenchAblationCli, TinyShapeReportsTheFourRows) {
     int answered = 0;
     for (const auto& [tier, count] : row["answers_by_tier"].items()) answered += count.get<int>();
     EXPECT_EQ(answered, 4);
-    if (i < 3) {
+    if (i != 3) {
       // No answer cache: every answer is the model's, at the fixed length, and nothing cached.
       EXPECT_EQ(row["answers_by_tier"].value("llm", 0), 4) << row["answers_by_tier"].dump();
       // The fixed length, unless the random model drew its end-of-text token (1 in ~1,000 at
@@ -87,6 +92,37 @@ TEST(BenchAblationCli, TinyShapeReportsTheFourRows) {
   // Answered from the caches, the cache row needs no model: more questions per second than the
   // same pipeline without them.
   EXPECT_GT(rows[3]["questions_per_s"].get<double>(), rows[2]["questions_per_s"].get<double>());
+  // Pre-prefill: more of the prompt is in the prefix cache when the question ends than the
+  // shared system prompt row 3 finds there (the scheduler also lets a request wait for blocks a
+  // prefetch is still computing, so this holds however slow the machine is).
+  EXPECT_GT(rows[4]["cached_prompt_tokens_mean"].get<double>(),
+            rows[2]["cached_prompt_tokens_mean"].get<double>());
+}
+
+// The --calls sweep of the model rows: each caller count on a fresh engine, every distinct
+// question asked once; --rows runs only the rows named.
+TEST(BenchAblationCli, CallsSweepOfTheModelRows) {
+  e2e::CommandResult r = e2e::RunHotline(
+      "bench ablation --json --shape tiny --questions 4 --answer-tokens 4 --rows 3,5 "
+      "--calls 1,2 --lead-ms 50 --talk-ms 100");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  const auto& rows = j["rows"];
+  ASSERT_EQ(rows.size(), 2u) << rows.dump(2);
+  EXPECT_EQ(rows[0]["name"], "+ streaming pipeline");
+  EXPECT_EQ(rows[1]["prefetch"], true);
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row["name"].get<std::string>());
+    const auto& sweep = row["first_audio_by_calls"];
+    ASSERT_EQ(sweep.size(), 2u) << row.dump(2);
+    EXPECT_EQ(sweep[0]["calls"], 1);
+    EXPECT_EQ(sweep[1]["calls"], 2);
+    for (const auto& point : sweep) {
+      EXPECT_EQ(point["turns"], 2);  // the 2 distinct questions of the 4, each asked once
+      EXPECT_GT(point["p50"].get<double>(), 0);
+    }
+  }
 }
 
 TEST(BenchAblationCli, UsageErrors) {
@@ -96,6 +132,12 @@ TEST(BenchAblationCli, UsageErrors) {
   e2e::CommandResult few = e2e::RunHotline("bench ablation --questions 1");
   EXPECT_EQ(few.exit_code, 2);
   EXPECT_NE(few.err.find("--questions"), std::string::npos) << few.err;
+  e2e::CommandResult calls = e2e::RunHotline("bench ablation --calls 1,x");
+  EXPECT_EQ(calls.exit_code, 2);
+  EXPECT_NE(calls.err.find("--calls: 'x'"), std::string::npos) << calls.err;
+  e2e::CommandResult rows = e2e::RunHotline("bench ablation --rows 6");
+  EXPECT_EQ(rows.exit_code, 2);
+  EXPECT_NE(rows.err.find("--rows"), std::string::npos) << rows.err;
   e2e::CommandResult bitext = e2e::RunHotline("bench ablation --shape tiny --bitext /nonexistent.csv");
   EXPECT_EQ(bitext.exit_code, 1);
   EXPECT_NE(bitext.err.find("/nonexistent.csv"), std::string::npos) << bitext.err;
