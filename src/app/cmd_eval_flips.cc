@@ -17,6 +17,7 @@
 #include "answer/understand/normalize.h"
 #include "answer/understand/pii.h"
 #include "app/cli.h"
+#include "common/build_paths.h"
 
 namespace hotline::cli {
 namespace {
@@ -25,7 +26,7 @@ constexpr const char* kUsage =
     "usage: hotline eval flips --train FILE [--set FILE] [--train-key K]\n"
     "                          [--examples-per-intent 5,20,all] [--seed S] [--json]\n"
     "\n"
-    "  --set     flip set TSV (default assets/eval/semantic_flips.tsv)\n"
+    "  --set     flip set TSV (default: the shipped assets/eval/semantic_flips.tsv)\n"
     "  --train   labelled questions the deployment would have (Banking77-style CSV, or\n"
     "            CLINC150-style JSON with --train-key): the feature weights and the calibration\n"
     "  --examples-per-intent  sizes of the deployment's examples to calibrate on (default 5,all)\n"
@@ -88,7 +89,8 @@ int RunEvalFlips(std::span<const std::string> argv) {
                                    "--seed"});
   if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
   Args& args = *parsed;
-  const std::string set_path = args.GetOr("--set", "assets/eval/semantic_flips.tsv");
+  const std::string set_path =
+      args.GetOr("--set", std::string(HOTLINE_ASSETS_DIR) + "/eval/semantic_flips.tsv");
   auto train_path = args.Get("--train");
   const std::string train_key = args.GetOr("--train-key", "");
   const std::string sizes_arg = args.GetOr("--examples-per-intent", "5,all");
