@@ -153,11 +153,26 @@ bool IsStockOpener(const std::string& sentence) {
   return false;
 }
 
+// "Sure, your bill is ..." -> "Your bill is ..." (the opener is a clause of its own); nothing
+// left when the whole sentence is an opener ("Certainly!").
+std::string WithoutOpener(std::string s) {
+  if (IsStockOpener(s)) return {};
+  const size_t comma = s.find(", ");
+  if (comma != std::string::npos && IsStockOpener(s.substr(0, comma))) {
+    s = s.substr(comma + 2);
+    if (!s.empty()) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+  }
+  return s;
+}
+
 }  // namespace
 
 Status SpeechConfig::Validate() const {
   if (max_sentences < 1) return InvalidArgumentError("max_sentences must be at least 1");
   if (max_chars < 20) return InvalidArgumentError("max_chars must be at least 20");
+  if (first_clause_min_words < 0 || first_clause_min_words > 100) {
+    return InvalidArgumentError("first_clause_min_words must be in [0, 100] (0 = off)");
+  }
   return Status::Ok();
 }
 
@@ -201,16 +216,53 @@ void SpeechStream::Drain(bool eof, std::vector<std::string>& out) {
   if (!eof && !raw_.empty() && raw_.back() != '\n' && final_count > 0) --final_count;
   for (size_t i = consumed_; i < final_count && !full_; ++i) Accept(sentences[i], out);
   consumed_ = std::max(consumed_, final_count);
+  if (!eof && consumed_ == 0 && kept_ == 0 && early_.empty() && !full_ && !sentences.empty()) {
+    EarlyClause(sentences[0], out);
+  }
+}
+
+void SpeechStream::EarlyClause(const std::string& provisional, std::vector<std::string>& out) {
+  if (config_.first_clause_min_words <= 0) return;
+  const std::string s = WithoutOpener(provisional);
+  // The last boundary with text after it: everything before it is final. The first one with
+  // enough words before it is the clause.
+  int words = 0;
+  for (size_t i = 0; i + 2 < s.size(); ++i) {
+    if (s[i] == ' ' && i > 0 && s[i - 1] != ' ') ++words;
+    if ((s[i] != ',' && s[i] != ';' && s[i] != ':') || s[i + 1] != ' ') continue;
+    if (words + 1 < config_.first_clause_min_words) continue;
+    std::string clause = s.substr(0, i + 1);
+    // Plain words only: markup or a placeholder could still change or drop the sentence.
+    if (clause.find_first_of("*_`#[]{}<>|~\\") != std::string::npos) return;
+    if (clause.size() > static_cast<size_t>(config_.max_chars)) return;
+    early_ = clause;
+    spoken_ = clause;
+    out.push_back(std::move(clause));
+    return;
+  }
 }
 
 void SpeechStream::Accept(std::string s, std::vector<std::string>& out) {
-  // "Sure, your bill is ..." -> "your bill is ..." (the opener is a clause of its own).
   if (kept_ == 0) {
-    if (IsStockOpener(s)) return;
-    const size_t comma = s.find(", ");
-    if (comma != std::string::npos && IsStockOpener(s.substr(0, comma))) {
-      s = s.substr(comma + 2);
-      if (!s.empty()) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+    s = WithoutOpener(std::move(s));
+    if (s.empty()) return;
+  }
+  if (!early_.empty() && kept_ == 0) {
+    // The first clause went out already: the rest of its sentence, once (a sentence that no
+    // longer starts with it, which the rules above cannot make, would be spoken whole).
+    if (s.compare(0, early_.size(), early_) == 0) {
+      std::string rest(Trim(std::string_view(s).substr(early_.size())));
+      ++kept_;
+      if (kept_ >= config_.max_sentences) full_ = true;
+      if (!FillPlaceholders(rest, slots_) || Trim(rest).size() < 2) return;
+      if (!rest.empty() && rest.back() == ':') rest.back() = '.';
+      if (spoken_.size() + rest.size() + 1 > static_cast<size_t>(config_.max_chars)) {
+        full_ = true;
+        return;
+      }
+      spoken_ += ' ' + rest;
+      out.push_back(std::move(rest));
+      return;
     }
   }
   if (!FillPlaceholders(s, slots_)) return;

@@ -13,8 +13,11 @@
 // SpeechStream does the same incrementally for streamed model output: it returns each spoken
 // sentence as soon as it is final (the text after it can no longer change it: a sentence end
 // followed by more text on its line, or a complete line), so the first sentence can be spoken
-// while the model is still generating. Pushing a whole text and finishing gives exactly
-// PostprocessForSpeech's sentences (PostprocessForSpeech is built on it).
+// while the model is still generating. The first sentence's first clause can go out before it
+// (SpeechConfig::first_clause_min_words): when more text follows a clause boundary, the words
+// before it are final, and a plain clause (no markup, no placeholder) is returned at once; the
+// rest of the sentence is returned when it is final. Pushing a whole text and finishing gives
+// exactly PostprocessForSpeech's text (PostprocessForSpeech is built on it).
 //
 // Thread-safety: PostprocessForSpeech and SplitSentences are pure functions; a SpeechStream is
 // one answer's (not thread-safe). Allocation: a SpeechStream re-scans its buffered text (at most
@@ -35,11 +38,18 @@ struct SpeechConfig {
   int max_sentences = 3;
   // Characters spoken at most (about 15 characters per second of speech).
   int max_chars = 320;
+  // The answer's first words go out at the first clause boundary (", " "; " ": ") of its first
+  // sentence once they are this many words, before the model has finished the sentence; the
+  // rest of the sentence follows when it is final. 0 waits for the whole first sentence. Fewer
+  // starts speech sooner; too few gives a clipped start ("Yes,").
+  int first_clause_min_words = 4;
 
   template <class V>
   void Visit(V& v) {
     v.Field("max_sentences", max_sentences, "Sentences of an LLM answer spoken at most");
     v.Field("max_chars", max_chars, "Characters of an LLM answer spoken at most");
+    v.Field("first_clause_min_words", first_clause_min_words,
+            "Words of a first clause spoken before its sentence ends (0 = whole sentence)");
   }
   Status Validate() const;
 };
@@ -65,6 +75,8 @@ class SpeechStream {
  private:
   void Drain(bool eof, std::vector<std::string>& out);
   void Accept(std::string sentence, std::vector<std::string>& out);
+  // The first clause of the unfinished first sentence, when it may be spoken now.
+  void EarlyClause(const std::string& provisional, std::vector<std::string>& out);
 
   SpeechConfig config_;
   std::map<std::string, std::string> slots_;
@@ -73,6 +85,7 @@ class SpeechStream {
   int kept_ = 0;
   bool full_ = false;
   std::string spoken_;
+  std::string early_;  // the first sentence's clause already returned, "" when none
 };
 
 // Splits already speakable text (a knowledge-base article, a template answer) into sentences at

@@ -111,6 +111,9 @@ TEST(SpeechStream, StreamingGivesTheSameSentencesAsTheWholeText) {
       "1. First step. 2. Second step.\n2) Another item\n| a | b |\n|---|---|\nOrder {{Order Number}} shipped. "
       "Call {phone_number} now. Great question.",
       "Ok. " + std::string(400, 'x') + " tail.",
+      "Of course, your refund has been approved, and it will reach your card in five days. Bye",
+      "Your order {{Order Number}} has shipped, and it arrives Monday.",
+      "Here is what to do: open the app, tap Cards, then choose Freeze. Done.",
   };
   const std::map<std::string, std::string> slots{{"order_number", "A5531"}};
   for (const std::string& text : texts) {
@@ -143,6 +146,32 @@ TEST(SpeechStream, ReleasesASentenceAsSoonAsTheNextOneStartsAndStopsWhenFull) {
   EXPECT_TRUE(stream.Push("More text. And more. ").empty());
   EXPECT_TRUE(stream.Finish().empty());
   EXPECT_EQ(stream.spoken(), "Your order ships tomorrow. It arrives Monday!");
+}
+
+TEST(SpeechStream, TheFirstClauseGoesOutBeforeItsSentenceEnds) {
+  SpeechStream stream;  // first_clause_min_words 4
+  EXPECT_TRUE(stream.Push("Sure, your refund was").empty());
+  EXPECT_TRUE(stream.Push(" approved,").empty());  // the boundary needs the text after it
+  // The opener is dropped from the clause as from the sentence.
+  EXPECT_EQ(stream.Push(" and"), std::vector<std::string>{"Your refund was approved,"});
+  EXPECT_TRUE(stream.Push(" it reaches your card, in five days.").empty());  // one early clause
+  EXPECT_EQ(stream.Push(" Bye"), std::vector<std::string>{"and it reaches your card, in five days."});
+  EXPECT_EQ(stream.Finish(), std::vector<std::string>{"Bye."});
+  EXPECT_EQ(stream.spoken(),
+            "Your refund was approved, and it reaches your card, in five days. Bye.");
+
+  // Too few words, an unfinished link or a placeholder before the boundary: the whole sentence
+  // waits.
+  for (const std::string text : {"Yes, it is done and more words follow",
+                                 "Check the [refund page for the status, and then",
+                                 "Your order {{Order Number}} shipped, and it arrives"}) {
+    SpeechStream s2;
+    EXPECT_TRUE(s2.Push(text).empty()) << text;
+  }
+  SpeechConfig off;
+  off.first_clause_min_words = 0;
+  SpeechStream s3(off);
+  EXPECT_TRUE(s3.Push("Your refund was approved, and it reaches").empty());
 }
 
 TEST(SplitSentences, SplitsAtSentenceEndsOnly) {
