@@ -10,6 +10,16 @@ namespace hotline::answer {
 
 namespace {
 
+// Chinese sentence ends (no space follows them, and no '.' is added after them).
+constexpr std::string_view kChineseEnds[] = {"\u3002", "\uff01", "\uff1f"};
+
+bool EndsChinese(std::string_view text) {
+  for (std::string_view mark : kChineseEnds) {
+    if (text.size() >= mark.size() && text.substr(text.size() - mark.size()) == mark) return true;
+  }
+  return text.size() >= 3 && text.substr(text.size() - 3) == "\uff1a";  // ：
+}
+
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
@@ -51,7 +61,9 @@ std::string StripBlocks(std::string_view text) {
     if (line.find_first_not_of("-|=:* ") == std::string_view::npos) continue;  // rules, tables
     out.append(line);
     const char last = out.back();
-    if (last != '.' && last != '!' && last != '?' && last != ':') out.push_back('.');
+    if (last != '.' && last != '!' && last != '?' && last != ':' && !EndsChinese(out)) {
+      out.push_back('.');
+    }
     out.push_back(' ');
   }
   return out;
@@ -98,15 +110,24 @@ std::vector<std::string> Sentences(std::string_view s) {
   size_t start = 0;
   for (size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
+    size_t end = 0;  // one past the sentence's last byte, when one ends here
     if ((c == '.' || c == '!' || c == '?') && (i + 1 == s.size() || s[i + 1] == ' ')) {
       // "$42.17" and "e.g." do not end sentences: a period followed by a space does.
-      std::string_view sentence = Trim(s.substr(start, i + 1 - start));
+      end = i + 1;
+    }
+    // Chinese sentences end at 。！？ with no space after them.
+    for (std::string_view mark : kChineseEnds) {
+      if (s.substr(i, mark.size()) == mark) end = i + mark.size();
+    }
+    if (end) {
+      std::string_view sentence = Trim(s.substr(start, end - start));
       if (!sentence.empty()) out.emplace_back(sentence);
-      start = i + 1;
+      start = end;
+      i = end - 1;
     }
   }
   std::string_view rest = Trim(s.substr(std::min(start, s.size())));
-  if (!rest.empty()) out.emplace_back(std::string(rest) + ".");
+  if (!rest.empty()) out.emplace_back(std::string(rest) + (EndsChinese(rest) ? "" : "."));
   return out;
 }
 
@@ -224,14 +245,45 @@ void SpeechStream::Drain(bool eof, std::vector<std::string>& out) {
 void SpeechStream::EarlyClause(const std::string& provisional, std::vector<std::string>& out) {
   if (config_.first_clause_min_words <= 0) return;
   const std::string s = WithoutOpener(provisional);
-  // The last boundary with text after it: everything before it is final. The first one with
-  // enough words before it is the clause.
+  // A boundary with text after it: everything before it is final. The first one with enough
+  // words before it is the clause. English: ", " "; " ": "; Chinese: ，；： (no space after
+  // them), where each Han character counts as a word.
   int words = 0;
+  bool in_word = false;  // inside a word of a spaced script
   for (size_t i = 0; i + 2 < s.size(); ++i) {
-    if (s[i] == ' ' && i > 0 && s[i - 1] != ' ') ++words;
-    if ((s[i] != ',' && s[i] != ';' && s[i] != ':') || s[i + 1] != ' ') continue;
-    if (words + 1 < config_.first_clause_min_words) continue;
-    std::string clause = s.substr(0, i + 1);
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t mark = 0;  // bytes of the boundary mark at i
+    if ((s[i] == ',' || s[i] == ';' || s[i] == ':') && s[i + 1] == ' ') mark = 1;
+    for (std::string_view m : {"\uff0c", "\uff1b", "\uff1a"}) {
+      // Words after the mark (not only the full stop the splitter gives an unfinished sentence).
+      if (std::string_view(s).substr(i, m.size()) == m && i + m.size() < s.size() &&
+          (static_cast<unsigned char>(s[i + m.size()]) >= 0x80 ||
+           std::isalnum(static_cast<unsigned char>(s[i + m.size()])))) {
+        mark = m.size();
+      }
+    }
+    if (mark == 0) {
+      if (c >= 0xe4 && c <= 0xe9) {  // a Han character (U+4E00..U+9FFF): a word of its own
+        if (in_word) ++words;
+        in_word = false;
+        ++words;
+        i += 2;
+      } else if (c == ' ') {
+        if (in_word) ++words;
+        in_word = false;
+      } else if (c >= 0x80 || std::isalnum(c)) {
+        in_word = true;
+      }
+      continue;
+    }
+    const int clause_words = words + (in_word ? 1 : 0);
+    if (clause_words < config_.first_clause_min_words) {
+      if (in_word) ++words;
+      in_word = false;
+      i += mark - 1;
+      continue;
+    }
+    std::string clause = s.substr(0, i + mark);
     // Plain words only: markup or a placeholder could still change or drop the sentence.
     if (clause.find_first_of("*_`#[]{}<>|~\\") != std::string::npos) return;
     if (clause.size() > static_cast<size_t>(config_.max_chars)) return;
@@ -260,7 +312,9 @@ void SpeechStream::Accept(std::string s, std::vector<std::string>& out) {
         full_ = true;
         return;
       }
-      spoken_ += ' ' + rest;
+      // Chinese clause marks take no space after them.
+      const bool spaced = static_cast<unsigned char>(early_.back()) < 0x80;
+      spoken_ += (spaced ? " " : "") + rest;
       out.push_back(std::move(rest));
       return;
     }
@@ -269,7 +323,7 @@ void SpeechStream::Accept(std::string s, std::vector<std::string>& out) {
   if (!s.empty() && s.back() == ':') s.back() = '.';
   if (Trim(s).size() < 2) return;
   const size_t max_chars = static_cast<size_t>(config_.max_chars);
-  const size_t extra = spoken_.empty() ? s.size() : s.size() + 1;
+  const size_t extra = spoken_.empty() ? s.size() : s.size() + 1;  // at most one space
   if (spoken_.size() + extra > max_chars) {
     if (spoken_.empty()) {  // one long sentence: cut at a word boundary
       const size_t cut = s.rfind(' ', max_chars - 1);
@@ -279,7 +333,8 @@ void SpeechStream::Accept(std::string s, std::vector<std::string>& out) {
     full_ = true;
     return;
   }
-  if (!spoken_.empty()) spoken_.push_back(' ');
+  // Sentences join with a space, except after a Chinese sentence end (。！？ take none).
+  if (!spoken_.empty() && static_cast<unsigned char>(spoken_.back()) < 0x80) spoken_.push_back(' ');
   spoken_ += s;
   out.push_back(std::move(s));
   if (++kept_ >= config_.max_sentences) full_ = true;

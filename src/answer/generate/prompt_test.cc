@@ -114,6 +114,8 @@ TEST(SpeechStream, StreamingGivesTheSameSentencesAsTheWholeText) {
       "Of course, your refund has been approved, and it will reach your card in five days. Bye",
       "Your order {{Order Number}} has shipped, and it arrives Monday.",
       "Here is what to do: open the app, tap Cards, then choose Freeze. Done.",
+      "\u60a8\u7684\u8d26\u5355\u5df2\u7ecf\u51fa\u6765\u4e86\uff0c\u672c\u6708\u8bdd\u8d39"
+      "\u662f\u516b\u5341\u5143\u3002\u8fd8\u6709\u522b\u7684\u5417",
   };
   const std::map<std::string, std::string> slots{{"order_number", "A5531"}};
   for (const std::string& text : texts) {
@@ -125,8 +127,12 @@ TEST(SpeechStream, StreamingGivesTheSameSentencesAsTheWholeText) {
         for (auto& s : stream.Push(std::string_view(text).substr(i, piece))) got.push_back(s);
       }
       for (auto& s : stream.Finish()) got.push_back(s);
+      // Pieces join with a space, except after a Chinese clause mark (no space follows it).
       std::string joined;
-      for (const auto& s : got) joined += (joined.empty() ? "" : " ") + s;
+      for (const auto& s : got) {
+        const bool spaced = !joined.empty() && static_cast<unsigned char>(joined.back()) < 0x80;
+        joined += (spaced ? " " : "") + s;
+      }
       EXPECT_EQ(joined, whole) << "piece " << piece << " text " << text.substr(0, 30);
       EXPECT_EQ(stream.spoken(), whole);
     }
@@ -168,6 +174,15 @@ TEST(SpeechStream, TheFirstClauseGoesOutBeforeItsSentenceEnds) {
     SpeechStream s2;
     EXPECT_TRUE(s2.Push(text).empty()) << text;
   }
+  // Chinese: ，；： are boundaries, each Han character a word, and the rest joins without a space.
+  SpeechStream zh;
+  const std::string first = "\u60a8\u7684\u8d26\u5355\u5df2\u51fa\uff0c";  // 您的账单已出，
+  EXPECT_TRUE(zh.Push(first).empty());  // nothing after the mark yet
+  EXPECT_EQ(zh.Push("\u672c"), std::vector<std::string>{first});
+  EXPECT_TRUE(zh.Push("\u6708\u516b\u5341\u5143\u3002").empty());  // 月八十元。
+  EXPECT_EQ(zh.Finish(), std::vector<std::string>{"\u672c\u6708\u516b\u5341\u5143\u3002"});
+  EXPECT_EQ(zh.spoken(), first + "\u672c\u6708\u516b\u5341\u5143\u3002");
+
   SpeechConfig off;
   off.first_clause_min_words = 0;
   SpeechStream s3(off);
