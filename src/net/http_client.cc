@@ -57,16 +57,20 @@ class TrustStore {
     // and a certificate rotated in place (same name, even the same size) is never missed.
     std::string pem;
     if (!ca_file.empty()) {
-      std::ifstream in(ca_file, std::ios::binary);
       std::error_code ec;
-      if (!in || std::filesystem::is_directory(ca_file, ec)) {
+      std::ifstream in(ca_file, std::ios::binary);
+      // A regular file only: a folder, a FIFO or a device (/dev/zero) would never end.
+      if (!in || !std::filesystem::is_regular_file(ca_file, ec)) {
         return InvalidArgumentError("'" + ca_file + "' is not a readable file");
       }
-      pem.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-      if (pem.size() > kMaxCaFileBytes) {
-        return InvalidArgumentError("'" + ca_file + "' is over " +
-                                    std::to_string(kMaxCaFileBytes >> 20) +
-                                    " MiB; a CA bundle is far smaller");
+      char buf[16384];
+      while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+        pem.append(buf, static_cast<size_t>(in.gcount()));
+        if (pem.size() > kMaxCaFileBytes) {
+          return InvalidArgumentError("'" + ca_file + "' is over " +
+                                      std::to_string(kMaxCaFileBytes >> 20) +
+                                      " MiB; a CA bundle is far smaller");
+        }
       }
     }
     std::lock_guard<std::mutex> lock(mu_);

@@ -254,6 +254,7 @@ TEST_F(HttpsTest, ACaFileThatHoldsNoCertificateIsRefusedWhenValidated) {
     EXPECT_NE(v.message().find("PEM"), std::string::npos) << v;
   }
   EXPECT_FALSE(CheckTrustedAuthorities(dir_.string()).ok());  // a folder is not a file
+  EXPECT_FALSE(CheckTrustedAuthorities("/dev/zero").ok());    // nor a device that never ends
   EXPECT_TRUE(CheckTrustedAuthorities("").ok());              // the system's store
 }
 
