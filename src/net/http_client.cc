@@ -286,13 +286,18 @@ Status Converse(Exchange& ex, AsyncStream& s, const HttpUrl& url, http::verb ver
 }  // namespace
 
 Status HttpClientConfig::Validate() const {
+  RETURN_IF_ERROR(ValidateLimits());
+  if (!ca_file.empty()) RETURN_IF_ERROR(CheckTrustedAuthorities(ca_file).WithContext("ca_file"));
+  return Status::Ok();
+}
+
+Status HttpClientConfig::ValidateLimits() const {
   if (connect_timeout_ms < 1) return InvalidArgumentError("connect_timeout_ms must be >= 1");
   if (idle_timeout_ms < 1) return InvalidArgumentError("idle_timeout_ms must be >= 1");
   if (total_timeout_ms < 1) return InvalidArgumentError("total_timeout_ms must be >= 1");
   if (max_response_bytes < 1) return InvalidArgumentError("max_response_bytes must be >= 1");
   if (max_header_bytes < 256) return InvalidArgumentError("max_header_bytes must be >= 256");
   if (poll_ms < 1 || poll_ms > 1000) return InvalidArgumentError("poll_ms must be in [1, 1000]");
-  if (!ca_file.empty()) RETURN_IF_ERROR(CheckTrustedAuthorities(ca_file).WithContext("ca_file"));
   return Status::Ok();
 }
 
@@ -307,7 +312,8 @@ std::string HttpResponse::Header(std::string_view name) const { return FindHeade
 
 Status HttpClient::Stream(const HttpRequest& request, const HttpStreamCallbacks& callbacks,
                           const CancelToken* cancel) const {
-  RETURN_IF_ERROR(config_.Validate().WithContext("http client config"));
+  // The limits only: ca_file is read once per https request, by the context lookup below.
+  RETURN_IF_ERROR(config_.ValidateLimits().WithContext("http client config"));
   ASSIGN_OR_RETURN(HttpUrl url, ParseHttpUrl(request.url));
   http::verb verb = http::string_to_verb(request.method);
   if (verb == http::verb::unknown) {
@@ -315,6 +321,13 @@ Status HttpClient::Stream(const HttpRequest& request, const HttpStreamCallbacks&
   }
   const std::string where = request.method + " " + request.url;
   if (IsCancelled(cancel)) return CancelledError(where + ": request cancelled");
+  // https: the trusted authorities first, so a bad ca_file fails before anything goes out.
+  std::shared_ptr<ssl::context> tls_context;
+  if (url.tls) {
+    Result<std::shared_ptr<ssl::context>> ctx = TrustStore::Get().Context(config_.ca_file);
+    if (!ctx.ok()) return ctx.status().WithContext(where);
+    tls_context = std::move(*ctx);
+  }
 
   Exchange ex(config_, cancel, where);
   beast::tcp_stream& stream = ex.stream();
@@ -346,9 +359,7 @@ Status HttpClient::Stream(const HttpRequest& request, const HttpStreamCallbacks&
 
   // TLS: the peer's certificate must chain to a trusted authority (the system's, or ca_file) and
   // name the host; the host name also goes out as SNI.
-  Result<std::shared_ptr<ssl::context>> ctx = TrustStore::Get().Context(config_.ca_file);
-  if (!ctx.ok()) return ctx.status().WithContext(where);
-  ssl::stream<beast::tcp_stream&> tls(stream, **ctx);
+  ssl::stream<beast::tcp_stream&> tls(stream, *tls_context);
   tls.set_verify_callback(ssl::host_name_verification(url.host));
   if (SSL_set_tlsext_host_name(tls.native_handle(), url.host.c_str()) != 1) {
     return InvalidArgumentError(where + ": cannot use '" + url.host + "' as the TLS server name");

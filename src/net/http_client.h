@@ -59,8 +59,11 @@ struct HttpClientConfig {
     v.Field("ca_file", ca_file,
             "PEM file of the authorities trusted for https:// (empty: the system's store)");
   }
-  // Checks the limits, and that ca_file loads (see CheckTrustedAuthorities).
+  // Checks the limits, and that ca_file loads (see CheckTrustedAuthorities): what a
+  // configuration runs once when it is loaded.
   Status Validate() const;
+  // The limits only: what every request checks (the TLS context lookup reads ca_file itself).
+  Status ValidateLimits() const;
 };
 
 // Loads the authorities an https:// request trusts: `ca_file` (a PEM file), or the system's store
