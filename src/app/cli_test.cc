@@ -78,6 +78,23 @@ TEST(RedactedConfigYaml, HidesTheCallEdgesSecrets) {
   EXPECT_NE(yaml.find("password: <redacted>"), std::string::npos) << yaml;
 }
 
+// `config show` output, written to a file, is a configuration that loads to the same values.
+TEST(DumpConfigYaml, TheFullDumpLoadsBackToTheSameConfiguration) {
+  auto cfg = LoadHotlineConfig("", {"calls.over_capacity_text=\"Busy: call back\"", "asr.stable_ms=250",
+                                    "call.agent_phrases=[a b, \"c: d\"]"});
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  const std::string full = DumpConfigYaml(*cfg);
+  const std::filesystem::path p = std::filesystem::temp_directory_path() /
+                                  ("hotline-cli-test-" + std::to_string(getpid()) + "-full.yaml");
+  std::ofstream(p) << full;
+  auto again = LoadHotlineConfig(p.string(), {});
+  std::filesystem::remove(p);
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << full;
+  EXPECT_EQ(DumpConfigYaml(*again), full);
+  EXPECT_EQ(again->calls.over_capacity_text, "Busy: call back");
+  EXPECT_NE(DumpConfigYaml(*cfg, {.only_changed = true}).find("stable_ms: 250"), std::string::npos);
+}
+
 TEST(LoadHotlineConfig, LogFormatIsTextOrJson) {
   EXPECT_TRUE(LoadHotlineConfig("", {"log.format=json"}).ok());
   EXPECT_TRUE(LoadHotlineConfig("", {"log.format=text"}).ok());

@@ -9,10 +9,11 @@ namespace hotline::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: hotline config show [--config FILE] [--set key.path=value ...]\n"
+    "usage: hotline config show [--changed] [--config FILE] [--set key.path=value ...]\n"
     "       hotline config check [--config FILE] [--set key.path=value ...]\n"
     "       hotline config describe [--markdown]\n"
-    "  show      print the effective configuration (defaults, file, overrides) as YAML\n"
+    "  show      print the effective configuration (defaults, file, overrides) as YAML;\n"
+    "            --changed: only the keys whose values differ from the built-in defaults\n"
     "  check     validate; exit 0 and print 'ok', or name the key and what to fix\n"
     "  describe  list every key with its type, default and meaning\n";
 
@@ -51,12 +52,14 @@ int RunConfig(std::span<const std::string> argv) {
   if (sub != "show" && sub != "check") return UsageError("unknown config subcommand " + sub, kUsage);
   std::string path = args.GetOr("--config", "");
   std::vector<std::string> overrides = args.GetAll("--set");
+  const bool only_changed = args.Has("--changed");
   if (Status s = args.Finish(); !s.ok()) return UsageError(s.message(), kUsage);
   if (!args.positional().empty()) return UsageError("unexpected " + args.positional()[0], kUsage);
+  if (only_changed && sub != "show") return UsageError("--changed is an option of show", kUsage);
   auto cfg = LoadHotlineConfig(path, overrides);
   if (!cfg.ok()) return Fail(cfg.status());
   if (sub == "show") {
-    std::cout << DumpConfigYaml(*cfg);
+    std::cout << DumpConfigYaml(*cfg, {.only_changed = only_changed});
   } else {
     std::cout << "ok\n";
   }

@@ -214,55 +214,8 @@ Status LogConfig::Validate() const {
   return InvalidArgumentError("format must be text or json, got '" + format + "'");
 }
 
-namespace {
-
-bool IsSecretKey(const std::string& key) {
-  if (key == "token" || key == "password" || key == "secret" || key == "api_key") return true;
-  // twilio.auth_token, calls.softphone_token, store.redis.password, ...
-  for (const char* suffix : {"_token", "_password", "_secret"}) {
-    const std::string s(suffix);
-    if (key.size() > s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0) return true;
-  }
-  return false;
-}
-
-// "redis://user:pass@host:6379" -> "redis://<redacted>@host:6379".
-std::string RedactUrlUserinfo(const std::string& v) {
-  const size_t scheme = v.find("://");
-  if (scheme == std::string::npos) return v;
-  const size_t at = v.find('@', scheme + 3);
-  const size_t slash = v.find('/', scheme + 3);
-  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return v;
-  return v.substr(0, scheme + 3) + "<redacted>" + v.substr(at);
-}
-
-void Redact(YAML::Node node) {
-  if (node.IsMap()) {
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      const std::string key = it->first.as<std::string>();
-      if (IsSecretKey(key) && it->second.IsScalar() && !it->second.as<std::string>().empty()) {
-        it->second = "<redacted>";
-      } else {
-        Redact(it->second);
-      }
-    }
-  } else if (node.IsSequence()) {
-    for (auto child : node) Redact(child);
-  } else if (node.IsScalar()) {
-    const std::string v = node.as<std::string>();
-    const std::string r = RedactUrlUserinfo(v);
-    if (r != v) node = r;
-  }
-}
-
-}  // namespace
-
 std::string RedactedConfigYaml(const HotlineConfig& cfg) {
-  YAML::Node root = YAML::Load(DumpConfigYaml(cfg));
-  Redact(root);
-  YAML::Emitter e;
-  e << root;
-  return std::string(e.c_str()) + "\n";
+  return DumpConfigYaml(cfg, {.redact_secrets = true});
 }
 
 }  // namespace hotline

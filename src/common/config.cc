@@ -1,6 +1,7 @@
 #include "common/config.h"
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -118,17 +119,153 @@ std::string DecodeFloat(const YAML::Node& node, double& out) {
   return "";
 }
 
-YAML::Node Encode(bool v) { return YAML::Node(v ? "true" : "false"); }
-YAML::Node Encode(const std::string& v) { return YAML::Node(v); }
-YAML::Node Encode(const std::vector<std::string>& v) {
-  YAML::Node n(YAML::NodeType::Sequence);
-  for (const auto& s : v) n.push_back(s);
-  return n;
+namespace {
+
+bool IsAsciiAlnum(unsigned char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
-YAML::Node Encode(const std::vector<double>& v) {
-  YAML::Node n(YAML::NodeType::Sequence);
-  for (double d : v) n.push_back(d);
-  return n;
+
+// Code points YAML 1.1 readers take as line breaks or a byte-order mark (NEL, LS, PS, BOM): a
+// plain or quoted scalar holding one raw would not read back the same.
+bool HasYamlBreakCodePoint(std::string_view s) {
+  for (size_t i = 0; i + 1 < s.size(); ++i) {
+    const auto c0 = static_cast<unsigned char>(s[i]);
+    const auto c1 = static_cast<unsigned char>(s[i + 1]);
+    if (c0 == 0xC2 && c1 == 0x85) return true;  // U+0085
+    if (i + 2 < s.size()) {
+      const auto c2 = static_cast<unsigned char>(s[i + 2]);
+      if (c0 == 0xE2 && c1 == 0x80 && (c2 == 0xA8 || c2 == 0xA9)) return true;  // U+2028/9
+      if (c0 == 0xEF && c1 == 0xBB && c2 == 0xBF) return true;                  // U+FEFF
+    }
+  }
+  return false;
+}
+
+// Whether `s` may be written as a plain scalar: it starts with a letter, digit, '_', '/', '<' or
+// a non-ASCII character, holds only those and a few punctuation marks that are not YAML syntax
+// where they stand, has no ": " or " #", does not end in a space or ':', and does not read as a
+// null, a boolean or a number (such strings are quoted so that other YAML tools keep them
+// strings too).
+bool PlainSafe(std::string_view s) {
+  if (s.empty()) return false;
+  const auto first = static_cast<unsigned char>(s.front());
+  if (!(IsAsciiAlnum(first) || first == '_' || first == '/' || first == '<' || first >= 0x80)) {
+    return false;
+  }
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (IsAsciiAlnum(c) || c >= 0x80) continue;
+    switch (c) {
+      case ' ':
+        if (i + 1 == s.size() || s[i + 1] == '#' || s[i + 1] == ' ') return false;
+        continue;
+      case ':':
+        if (i + 1 == s.size() || s[i + 1] == ' ') return false;
+        continue;
+      case '_': case '.': case '/': case '@': case '+': case '-': case '=': case ',': case '(':
+      case ')': case '\'': case '!': case '?': case '%': case ';': case '<': case '>':
+        continue;
+      default:
+        return false;
+    }
+  }
+  if (first >= 0x80) return !HasYamlBreakCodePoint(s);
+  if (s.size() <= 5) {
+    std::string lower(s);
+    for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    for (const char* word : {"null", "true", "false", "yes", "no", "on", "off", "y", "n"}) {
+      if (lower == word) return false;
+    }
+  }
+  // What strtod reads whole ("12", "1e5", "inf", "nan", "0x1F") starts with a digit, i or n.
+  if ((first >= '0' && first <= '9') || first == 'i' || first == 'I' || first == 'n' ||
+      first == 'N') {
+    const std::string text(s);
+    char* end = nullptr;
+    (void)std::strtod(text.c_str(), &end);
+    if (end == text.c_str() + text.size()) return false;
+  }
+  return !HasYamlBreakCodePoint(s);
+}
+
+std::string DoubleQuotedYaml(std::string_view s) {
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '"': out += "\\\""; continue;
+      case '\\': out += "\\\\"; continue;
+      case '\n': out += "\\n"; continue;
+      case '\t': out += "\\t"; continue;
+      case '\r': out += "\\r"; continue;
+      default: break;
+    }
+    if (c < 0x20 || c == 0x7F) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\x%02X", c);
+      out += esc;
+      continue;
+    }
+    // NEL, LS, PS and BOM as escapes (see HasYamlBreakCodePoint); \u, because some readers
+    // decode \N to a lone byte 0x85, which is not UTF-8.
+    const std::string_view rest = s.substr(i);
+    if (rest.starts_with("\xC2\x85")) { out += "\\u0085"; ++i; continue; }
+    if (rest.starts_with("\xE2\x80\xA8")) { out += "\\u2028"; i += 2; continue; }
+    if (rest.starts_with("\xE2\x80\xA9")) { out += "\\u2029"; i += 2; continue; }
+    if (rest.starts_with("\xEF\xBB\xBF")) { out += "\\uFEFF"; i += 2; continue; }
+    out += static_cast<char>(c);
+  }
+  out += '"';
+  return out;
+}
+
+}  // namespace
+
+std::string ScalarYaml(std::string_view s) {
+  return PlainSafe(s) ? std::string(s) : DoubleQuotedYaml(s);
+}
+
+std::string NumberYaml(double v) {
+  if (std::isnan(v)) return ".nan";
+  if (std::isinf(v)) return v > 0 ? ".inf" : "-.inf";
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest text that reads back exactly
+  return std::string(buf, r.ptr);
+}
+
+std::string ValueYaml(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) out += ", ";
+    // Flow context: ',', brackets and braces end a plain item there, so such items are quoted.
+    const bool flow_plain = v[i].find_first_of(",[]{}") == std::string::npos && PlainSafe(v[i]);
+    out += flow_plain ? v[i] : DoubleQuotedYaml(v[i]);
+  }
+  return out + "]";
+}
+
+std::string ValueYaml(const std::vector<double>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i > 0 ? ", " : "") + NumberYaml(v[i]);
+  return out + "]";
+}
+
+bool IsSecretKey(std::string_view key) {
+  if (key == "token" || key == "password" || key == "secret" || key == "api_key") return true;
+  // twilio.auth_token, calls.softphone_token, store.redis.password, ...
+  for (std::string_view suffix : {"_token", "_password", "_secret"}) {
+    if (key.size() > suffix.size() && key.ends_with(suffix)) return true;
+  }
+  return false;
+}
+
+std::string RedactUrlUserinfo(const std::string& v) {
+  const size_t scheme = v.find("://");
+  if (scheme == std::string::npos) return v;
+  const size_t at = v.find('@', scheme + 3);
+  const size_t slash = v.find('/', scheme + 3);
+  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return v;
+  return v.substr(0, scheme + 3) + "<redacted>" + v.substr(at);
 }
 
 Result<YAML::Node> OverrideToYaml(std::string_view assignment) {

@@ -73,14 +73,27 @@ std::string Decode(const YAML::Node& node, T& out) {
   }
 }
 
-YAML::Node Encode(bool v);
-YAML::Node Encode(const std::string& v);
-YAML::Node Encode(const std::vector<std::string>& v);
-YAML::Node Encode(const std::vector<double>& v);
+// A value as YAML text, the way `config show` writes it: strings plain when that reads back as
+// the same string and double-quoted (with escapes) otherwise, numbers in their shortest form that
+// reads back exactly. ValueYaml writes lists in flow style ([a, "b c"]); the writer puts non-empty
+// lists in block style, one "- item" per line, each item through ScalarYaml.
+std::string ScalarYaml(std::string_view s);
+std::string NumberYaml(double v);
+inline std::string ValueYaml(bool v) { return v ? "true" : "false"; }
+inline std::string ValueYaml(const std::string& v) { return ScalarYaml(v); }
+std::string ValueYaml(const std::vector<std::string>& v);
+std::string ValueYaml(const std::vector<double>& v);
 template <typename T>
-YAML::Node Encode(const T& v) {
-  return YAML::Node(v);
+std::string ValueYaml(const T& v) {
+  static_assert(std::is_arithmetic_v<T>, "unsupported config field type");
+  if constexpr (std::is_floating_point_v<T>) return NumberYaml(static_cast<double>(v));
+  else return std::to_string(v);
 }
+
+// Keys whose values are secrets ("token", "password", "*_token", "*_secret", ...), and URLs with
+// user information ("redis://user:pass@host" -> "redis://<redacted>@host").
+bool IsSecretKey(std::string_view key);
+std::string RedactUrlUserinfo(const std::string& v);
 
 template <typename T>
 concept HasValidate = requires(const T& t) {
@@ -147,24 +160,91 @@ class Reader {
   Status error_;
 };
 
-// Writes a struct as a YAML map.
-class Writer {
+// Lists every field's ValueYaml in visiting order (the same order for every value of a type).
+class ValueLister {
  public:
-  explicit Writer(YAML::Node& out) : out_(out) {}
+  explicit ValueLister(std::vector<std::string>& out) : out_(out) {}
   template <typename T>
-  void Field(std::string_view key, const T& field, std::string_view /*help*/) {
-    out_[std::string(key)] = Encode(field);
+  void Field(std::string_view, const T& field, std::string_view) {
+    out_.push_back(ValueYaml(field));
   }
   template <typename T>
-  void Section(std::string_view key, const T& section) {
-    YAML::Node child(YAML::NodeType::Map);
-    Writer w(child);
-    const_cast<T&>(section).Visit(w);
-    out_[std::string(key)] = child;
+  void Section(std::string_view, const T& section) {
+    const_cast<T&>(section).Visit(*this);
   }
 
  private:
-  YAML::Node& out_;
+  std::vector<std::string>& out_;
+};
+
+// Writes a struct as block-style YAML text, two spaces per level. With `redact`, secret keys'
+// non-empty values become <redacted> and URLs lose their user information; with `defaults` (the
+// ValueLister list of a default-constructed struct), only fields that differ from it are written,
+// and only sections holding such a field.
+class TextWriter {
+ public:
+  TextWriter(std::string& out, int indent, bool redact, const std::vector<std::string>* defaults,
+             size_t* next_default)
+      : out_(out), indent_(indent), redact_(redact), defaults_(defaults), next_(next_default) {}
+
+  template <typename T>
+  void Field(std::string_view key, const T& field, std::string_view /*help*/) {
+    if (defaults_ != nullptr) {
+      const size_t i = (*next_)++;
+      if (i < defaults_->size() && (*defaults_)[i] == ValueYaml(field)) return;
+    }
+    out_.append(static_cast<size_t>(indent_), ' ').append(key).append(":");
+    if constexpr (std::is_same_v<T, std::string>) {
+      out_.append(" ").append(ScalarYaml(Shown(key, field))).append("\n");
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+      if (field.empty()) {
+        out_.append(" []\n");
+      } else {
+        out_.append("\n");
+        for (const std::string& item : field) {
+          out_.append(static_cast<size_t>(indent_) + 2, ' ')
+              .append("- ")
+              .append(ScalarYaml(redact_ ? RedactUrlUserinfo(item) : item))
+              .append("\n");
+        }
+      }
+    } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+      if (field.empty()) {
+        out_.append(" []\n");
+      } else {
+        out_.append("\n");
+        for (double d : field) {
+          out_.append(static_cast<size_t>(indent_) + 2, ' ').append("- ").append(NumberYaml(d));
+          out_.append("\n");
+        }
+      }
+    } else {
+      out_.append(" ").append(ValueYaml(field)).append("\n");
+    }
+  }
+
+  template <typename T>
+  void Section(std::string_view key, const T& section) {
+    std::string body;
+    TextWriter w(body, indent_ + 2, redact_, defaults_, next_);
+    const_cast<T&>(section).Visit(w);
+    if (body.empty() && defaults_ != nullptr) return;  // nothing changed here: left out
+    out_.append(static_cast<size_t>(indent_), ' ').append(key).append(":");
+    out_.append(body.empty() ? " {}\n" : "\n").append(body);
+  }
+
+ private:
+  std::string Shown(std::string_view key, const std::string& v) const {
+    if (!redact_) return v;
+    if (IsSecretKey(key) && !v.empty()) return "<redacted>";
+    return RedactUrlUserinfo(v);
+  }
+
+  std::string& out_;
+  int indent_;
+  bool redact_;
+  const std::vector<std::string>* defaults_;
+  size_t* next_;
 };
 
 // Calls Validate() on every section, deepest first, prefixing errors with the section's path.
@@ -201,10 +281,8 @@ class Describer {
   Describer(std::string path, std::vector<std::string>& lines) : path_(std::move(path)), lines_(lines) {}
   template <typename T>
   void Field(std::string_view key, const T& field, std::string_view help) {
-    YAML::Emitter e;
-    e << YAML::Flow << Encode(field);
-    lines_.push_back(Join(path_, key) + "\t" + TypeName(&field) + "\t" + e.c_str() + "\t" +
-                     std::string(help));
+    lines_.push_back(Join(path_, key) + "\t" + TypeName(&field) + "\t" + ValueYaml(field) +
+                     "\t" + std::string(help));
   }
   template <typename T>
   void Section(std::string_view key, const T& section) {
@@ -266,15 +344,30 @@ Status ValidateConfig(const T& cfg) {
   return config_internal::Validator::Run("", cfg);
 }
 
-// The effective configuration as YAML text.
+// How DumpConfigYaml writes: every key (the default), or only the keys whose values differ from
+// a default-constructed T; secrets as they are, or redacted (for logs and the admin API).
+struct DumpOptions {
+  bool only_changed = false;
+  bool redact_secrets = false;
+};
+
+// The effective configuration as YAML text; ParseConfigYaml reads it back to the same values.
 template <typename T>
-std::string DumpConfigYaml(const T& cfg) {
-  YAML::Node root(YAML::NodeType::Map);
-  config_internal::Writer w(root);
+std::string DumpConfigYaml(const T& cfg, const DumpOptions& options = {}) {
+  // A default-constructed T is the same every time: its values are listed once.
+  static const std::vector<std::string> defaults = [] {
+    std::vector<std::string> values;
+    config_internal::ValueLister lister(values);
+    T fresh{};
+    fresh.Visit(lister);
+    return values;
+  }();
+  std::string out;
+  size_t next = 0;
+  config_internal::TextWriter w(out, 0, options.redact_secrets,
+                                options.only_changed ? &defaults : nullptr, &next);
   const_cast<T&>(cfg).Visit(w);
-  YAML::Emitter e;
-  e << root;
-  return std::string(e.c_str()) + "\n";
+  return out.empty() ? "{}\n" : out;
 }
 
 // One line per field: "path<TAB>type<TAB>default<TAB>help".

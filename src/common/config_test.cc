@@ -149,5 +149,71 @@ TEST(Config, DumpRoundTrips) {
   EXPECT_EQ(DescribeConfig(a).size(), 7u);
 }
 
+
+// Strings that must come back as the same string: YAML syntax, lookalikes of other types,
+// escapes, line breaks in all their Unicode spellings, non-ASCII text.
+TEST(Config, EveryStringReadsBackTheSame) {
+  const std::vector<std::string> texts = {
+      "", " ", "plain", "two words", "a: b", "a:b", "a #b", "a#b", "#a", "- a", "-a", "? a",
+      "[a]", "{a}", "a, b", "&a", "*a", "!a", "|", ">", "'a'", "\"a\"", "%a", "@a", "`a`",
+      "null", "Null", "~", "true", "No", "y", "12", "-1.5", "1e5", "0x1F", ".inf", "nan",
+      "trailing ", " leading", "tab\tin", "new\nline", "cr\rx", "back\\slash", "bell\x07",
+      "del\x7f", "nel\xc2\x85x", "ls\xe2\x80\xa8x", "ps\xe2\x80\xa9x", "\xef\xbb\xbf" "bom",
+      "\xe6\x88\x91\xe6\x83\xb3", "<redacted>", "http://u:p@h/x", "---", "...", "a  b"};
+  for (const std::string& t : texts) {
+    RootConfig a;
+    a.log_level = t;
+    a.engine.stop = {t, "x", t};
+    const std::string text = DumpConfigYaml(a);
+    RootConfig b;
+    ASSERT_TRUE(ParseConfigYaml(text, "dump", b).ok()) << "[" << t << "]\n" << text;
+    EXPECT_EQ(b.log_level, t) << text;
+    EXPECT_EQ(b.engine.stop, a.engine.stop) << text;
+  }
+}
+
+TEST(Config, NumbersAreWrittenInTheirShortestExactForm) {
+  EXPECT_EQ(config_internal::NumberYaml(0.6), "0.6");
+  EXPECT_EQ(config_internal::NumberYaml(1e-48), "1e-48");
+  EXPECT_EQ(config_internal::NumberYaml(3.0), "3");
+  for (double d : {0.1, 0.994, 1e-300, 123456.789, -2.5e10}) {
+    RootConfig a;
+    a.engine.temperature = d;
+    RootConfig b;
+    ASSERT_TRUE(ParseConfigYaml(DumpConfigYaml(a), "dump", b).ok());
+    EXPECT_EQ(b.engine.temperature, d);
+  }
+}
+
+TEST(Config, ChangedDumpHoldsOnlyTheChangedKeysAndReadsBackTheSame) {
+  RootConfig a;
+  EXPECT_EQ(DumpConfigYaml(a, {.only_changed = true}), "{}\n");
+  a.engine.kv.dtype = "q8_0";
+  a.engine.stop = {};
+  const std::string changed = DumpConfigYaml(a, {.only_changed = true});
+  EXPECT_EQ(changed, "engine:\n  stop: []\n  kv:\n    dtype: q8_0\n");
+  RootConfig b;
+  ASSERT_TRUE(ParseConfigYaml(changed, "dump", b).ok()) << changed;
+  EXPECT_EQ(DumpConfigYaml(b), DumpConfigYaml(a));
+}
+
+TEST(Config, RedactedDumpHidesSecretsAndUrlUserinfo) {
+  EXPECT_TRUE(config_internal::IsSecretKey("token"));
+  EXPECT_TRUE(config_internal::IsSecretKey("auth_token"));
+  EXPECT_TRUE(config_internal::IsSecretKey("password"));
+  EXPECT_FALSE(config_internal::IsSecretKey("token_env"));
+  EXPECT_FALSE(config_internal::IsSecretKey("_token"));
+  EXPECT_EQ(config_internal::RedactUrlUserinfo("redis://u:p@h:6379/0"), "redis://<redacted>@h:6379/0");
+  EXPECT_EQ(config_internal::RedactUrlUserinfo("http://h/a@b"), "http://h/a@b");
+  RootConfig a;
+  a.log_level = "redis://user:pw@host";
+  a.engine.stop = {"https://k:s@example.com/x", "plain"};
+  const std::string text = DumpConfigYaml(a, {.redact_secrets = true});
+  EXPECT_EQ(text.find("pw"), std::string::npos) << text;
+  EXPECT_EQ(text.find("k:s"), std::string::npos) << text;
+  EXPECT_NE(text.find("log_level: redis://<redacted>@host"), std::string::npos) << text;
+  EXPECT_NE(text.find("- https://<redacted>@example.com/x"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace hotline
