@@ -225,7 +225,7 @@ Result<std::unique_ptr<AnswerStack>> AnswerStack::Build(const AnswererConfig& co
     s->semantic_ = std::make_unique<SemanticCache>(config.semantic_cache, space, s->l2_store_);
     s->l2_ = std::make_unique<SemanticTier>(*s->semantic_);
   }
-  s->l3_ = std::make_unique<ResultCache>(*s->store_, config.l3);
+  if (config.use_result_cache) s->l3_ = std::make_unique<ResultCache>(*s->store_, config.l3);
 
   AnswererParts parts;
   const IntentClassifier* classifier = s->classifier_.get();

@@ -78,7 +78,7 @@ class AnswerStack {
   Answerer& answerer() { return *answerer_; }
   KnowledgeBase& kb() { return *kb_; }
   AccountsDb& accounts() { return *accounts_; }
-  ResultCache& l3() { return *l3_; }
+  ResultCache* l3() { return l3_.get(); }  // null with use_result_cache off
   SemanticCache* semantic_cache() { return semantic_.get(); }
   const IntentClassifier* classifier() const { return classifier_.get(); }
   const IntentCache* intent_cache() const { return intent_cache_.get(); }

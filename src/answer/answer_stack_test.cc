@@ -35,9 +35,16 @@ class ScriptedModel : public llm::LanguageModel {
     }
     return stats;
   }
+  Status Prefetch(const std::vector<llm::Message>& messages, int max_tokens) override {
+    prefetched.push_back(messages);
+    prefetch_room = max_tokens;
+    return Status::Ok();
+  }
   int CountTokens(std::string_view text) const override { return EstimateTokens(text); }
   std::string name() const override { return "scripted"; }
   int calls = 0;
+  std::vector<std::vector<llm::Message>> prefetched;
+  int prefetch_room = 0;
 };
 
 struct Stack {
@@ -116,7 +123,7 @@ TEST(AnswerStack, IntentTemplateWithAToolIsPersonalAndNeverCached) {
   EXPECT_NE(r.text.find("$42.17"), std::string::npos) << r.text;
   // Neither L2 nor L3 learned it; the amount is remembered as personal for this call.
   EXPECT_EQ(s.stack->semantic_cache()->size(), 0u);
-  EXPECT_FALSE(s.stack->l3().Lookup(s.stack->Understand(turn).text).value().has_value());
+  EXPECT_FALSE(s.stack->l3()->Lookup(s.stack->Understand(turn).text).value().has_value());
   EXPECT_TRUE(alice.MentionsPersonal("it was 42.17"));
 }
 
@@ -144,6 +151,39 @@ TEST(AnswerStack, SemanticCacheAnswersARephrasingAfterTheModel) {
   EXPECT_EQ(second.tier, AnswerTierId::kL2);
   EXPECT_EQ(second.text, first.text);
   EXPECT_EQ(s.llm.calls, 1);
+}
+
+// Every cache tier off: each question, asked again word for word, goes to the model again.
+TEST(AnswerStack, WithEveryCacheOffARepeatedQuestionReachesTheModelAgain) {
+  AnswererConfig config = ModelFirst();
+  config.use_intent_cache = false;
+  config.use_semantic_cache = false;
+  config.use_result_cache = false;
+  Stack s(config);
+  ASSERT_TRUE(s.stack);
+  EXPECT_EQ(s.stack->l3(), nullptr);
+  EXPECT_EQ(s.stack->semantic_cache(), nullptr);
+  CallerSession caller("+15550199");
+  EXPECT_EQ(s.Ask("How much does gift wrapping cost?", caller).tier, AnswerTierId::kLlm);
+  EXPECT_EQ(s.Ask("How much does gift wrapping cost?", caller).tier, AnswerTierId::kLlm);
+  EXPECT_EQ(s.llm.calls, 2);
+}
+
+// Start-up warm-up: the system prompt, the start of every model prompt, is prefetched alone.
+TEST(AnswerStack, WarmUpPrefetchesTheSystemPrompt) {
+  Stack s(ModelFirst());
+  ASSERT_TRUE(s.stack);
+  ASSERT_TRUE(s.stack->answerer().WarmUp().ok());
+  ASSERT_EQ(s.llm.prefetched.size(), 1u);
+  ASSERT_EQ(s.llm.prefetched[0].size(), 1u);
+  EXPECT_EQ(s.llm.prefetched[0][0].role, "system");
+  EXPECT_EQ(s.llm.prefetched[0][0].content, AnswererConfig{}.prompt.system_prompt);
+  EXPECT_EQ(s.llm.prefetch_room, AnswererConfig{}.prompt.reserved_output_tokens);
+  // A turn's prompt starts with the same message.
+  CallerSession caller("+15550199");
+  auto draft = s.stack->answerer().DraftPrompt("how much is gift wrapping", caller, {});
+  ASSERT_TRUE(draft.ok()) << draft.status();
+  EXPECT_EQ(draft->front().content, s.llm.prefetched[0][0].content);
 }
 
 TEST(AnswerStack, MeaningFlipIsNotServedFromTheSemanticCache) {
@@ -203,7 +243,7 @@ TEST(AnswerStack, ACallersBillIsNeverServedToAnotherCallerThroughAnyTier) {
     if (l2.hit) {
       EXPECT_FALSE(has_alices(l2.hit->answer)) << q;
     }
-    auto l3 = s.stack->l3().Lookup(s.stack->Understand(q).text).value();
+    auto l3 = s.stack->l3()->Lookup(s.stack->Understand(q).text).value();
     if (l3) {
       EXPECT_FALSE(has_alices(l3->text)) << q;
     }

@@ -563,6 +563,12 @@ Status Answerer::Prefetch(std::string_view partial, const CallerSession& caller,
   return parts_.llm->Prefetch(messages, config_.prompt.reserved_output_tokens);
 }
 
+Status Answerer::WarmUp() {
+  if (parts_.llm == nullptr) return Status::Ok();
+  return parts_.llm->Prefetch({ChatMessage{"system", config_.prompt.system_prompt}},
+                              config_.prompt.reserved_output_tokens);
+}
+
 void Answerer::Share(const Question& q, const AnswerResult& a, const std::vector<std::string>& deps,
                      const std::vector<uint64_t>& snapshot) {
   if (a.personal || q.text.empty()) return;

@@ -181,6 +181,9 @@ struct AnswererConfig {
   // L2: the semantic cache of shareable answers.
   bool use_semantic_cache = true;
   SemanticCacheConfig semantic_cache;
+  // L3: exact results (shareable answers by normalized question, with knowledge-base stamps).
+  // Off: nothing is stored or served there (every repeated question reaches the tiers below).
+  bool use_result_cache = true;
   ResultCacheConfig l3;
   KnowledgeBaseConfig kb;
   // Company facts that fill {{key}} placeholders of articles, templates and model output.
@@ -234,6 +237,8 @@ struct AnswererConfig {
     v.Field("intent_templates", intent_templates, "intent=template pairs for L1");
     v.Field("use_semantic_cache", use_semantic_cache, "Answer from the L2 semantic cache");
     v.Section("semantic_cache", semantic_cache);
+    v.Field("use_result_cache", use_result_cache,
+            "Answer from (and store shareable answers in) the L3 exact-result cache");
     v.Section("l3", l3);
     v.Section("kb", kb);
     v.Section("company", company);
@@ -306,6 +311,11 @@ class Answerer {
   // the caller talks). No model: nothing. Errors are the draft's or the model's (best effort).
   Status Prefetch(std::string_view partial, const CallerSession& caller,
                   const std::vector<ChatMessage>& history);
+
+  // Hands the system prompt, the start every model prompt shares, to the model's Prefetch, so the
+  // first calls after start-up pay only for their own context (the embedded engine computes it
+  // into its prefix cache behind every caller's request). No model: nothing. Best effort.
+  Status WarmUp();
 
   // A PIN typed on the keypad (DTMF digits from the transport). When a personal request was
   // waiting for it, the answer to that request; otherwise a confirmation.

@@ -232,8 +232,7 @@ Result<ablation::Spoken> Ask(const Setup& setup, const RowSpec& row, answer::Ans
 // answer caches on or off.
 struct Answering {
   std::unique_ptr<answer::AnswerStack> stack;
-  std::unique_ptr<answer::Answerer> plain;  // no caches
-  answer::Answerer& answerer() { return plain ? *plain : stack->answerer(); }
+  answer::Answerer& answerer() { return stack->answerer(); }
 };
 
 Result<Answering> BuildAnswering(const Setup& setup, const RowSpec& row, llm::LanguageModel* lm,
@@ -241,6 +240,7 @@ Result<Answering> BuildAnswering(const Setup& setup, const RowSpec& row, llm::La
   answer::AnswererConfig cfg;
   cfg.use_intent_cache = row.caches;
   cfg.use_semantic_cache = row.caches;
+  cfg.use_result_cache = row.caches;
   cfg.kb_direct_min_score = 1e9;  // nothing spoken straight from the knowledge base
   cfg.kb_direct_agreed_min_score = 1e9;
   cfg.tool_intents.clear();       // no account tools: no PIN prompts
@@ -257,17 +257,6 @@ Result<Answering> BuildAnswering(const Setup& setup, const RowSpec& row, llm::La
   options.llm = lm;
   Answering a;
   ASSIGN_OR_RETURN(a.stack, answer::AnswerStack::Build(cfg, store, options));
-  if (!row.caches) {
-    answer::AnswererParts parts;
-    const answer::IntentClassifier* classifier = a.stack->classifier();
-    parts.understand = [classifier](std::string_view turn) -> Result<answer::Question> {
-      return answer::QuestionFromUnderstanding(answer::Understand(turn, classifier),
-                                               answer::CurrentYearMonth());
-    };
-    parts.kb = &a.stack->kb();
-    parts.llm = lm;
-    ASSIGN_OR_RETURN(a.plain, answer::Answerer::Create(cfg, std::move(parts)));
-  }
   return a;
 }
 

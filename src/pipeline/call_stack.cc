@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "common/log.h"
+
 #include "asr/lm_builder.h"
 
 namespace hotline::pipeline {
@@ -51,8 +53,10 @@ Result<CacheFlushReport> CallStack::FlushAnswerCaches() {
   ASSIGN_OR_RETURN(auto articles, answers_->kb().All());
   for (const auto& a : articles) {
     const std::string stamp = answer::KnowledgeBase::StampFor(a.id);
-    RETURN_IF_ERROR(answers_->l3().Invalidate(stamp));
-    ++r.stamps_bumped;
+    if (auto* l3 = answers_->l3()) {
+      RETURN_IF_ERROR(l3->Invalidate(stamp));
+      ++r.stamps_bumped;
+    }
     if (auto* l2 = answers_->semantic_cache()) r.l2_dropped += l2->InvalidateTagItem(stamp);
   }
   if (audio_cache_ != nullptr) {
@@ -105,6 +109,9 @@ Result<std::unique_ptr<CallStack>> CallStack::Build(const CallStackOptions& o) {
   if (!answers.ok()) return answers.status().WithContext("answering chain");
   s->answers_ = std::move(*answers);
   s->adapter_ = std::make_unique<AnswererAdapter>(s->answers_->answerer());
+  if (Status warm = s->answers_->answerer().WarmUp(); !warm.ok()) {
+    HLOG_WARN("model warm-up (system prompt into the prefix cache) failed: {}", warm.message());
+  }
   if (o.audio_cache) s->audio_cache_ = std::make_unique<tts::AudioCache>();
   if (!o.call.record_db.empty()) {
     ASSIGN_OR_RETURN(s->records_, CallRecordStore::Open(o.call.record_db, o.call.record_queue));

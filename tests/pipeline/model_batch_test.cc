@@ -126,6 +126,8 @@ TEST_F(ModelBatchTest, SixteenSimultaneousModelTurnsReachTheEngineAsOneBatch) {
     return std::unique_ptr<tts::Synthesizer>(new FakeSynthesizer(voice));
   };
 
+  // The start-up warm-up (the system prompt, prefetched) is done before the calls begin.
+  ASSERT_TRUE(WaitFor([&] { return model->queue_depth() == 0; }, std::chrono::seconds(60)));
   // The engine admits nothing until every turn has asked: the turns then wait for it together,
   // which is what sixteen callers finishing their questions at once look like to the model.
   model->Pause();
