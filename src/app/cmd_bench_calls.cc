@@ -63,8 +63,9 @@ constexpr char kUsage[] =
     "  --server-pid PID        the server's process on this machine: report its CPU and memory\n"
     "  --sample-s S            seconds between memory timeline samples, 1..600 (default\n"
     "                          duration/120, at least 1)\n"
-    "  --warmup S              memory trend measured from S seconds on (default the ramp plus\n"
-    "                          10% of the duration, at most 60 s more)\n"
+    "  --warmup S              memory trend, and a second latency figure, measured from S\n"
+    "                          seconds on (default the ramp plus 10% of the duration, at most\n"
+    "                          60 s more): the first calls' questions meet cold caches\n"
     "  --rss-slope-max MB      flat-memory bound: the slope of the server's memory over the\n"
     "                          steady window in MiB per minute (default 1.0); given, exceeding\n"
     "                          it exits 4. Anonymous memory (RssAnon) with --server-pid, else\n"
@@ -332,6 +333,7 @@ int RunBenchCalls(std::span<const std::string> argv) {
   };
   std::mutex mu;
   std::vector<double> latencies;
+  std::vector<double> steady_latencies;  // questions that ended after the warm-up
   std::vector<Failure> failures;
   int calls_done = 0, connect_failures = 0, missing_replies = 0;
   std::atomic<int> next_call{0};
@@ -347,6 +349,8 @@ int RunBenchCalls(std::span<const std::string> argv) {
   const double own_cpu_start = OwnCpuSeconds();
 
   const auto t0 = Clock::now();
+  const auto warm_at =
+      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*warmup));
   const auto stop_at =
       t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*duration));
   std::atomic<bool> sampling{true};
@@ -408,7 +412,10 @@ int RunBenchCalls(std::span<const std::string> argv) {
         {
           std::lock_guard<std::mutex> lock(mu);
           ++calls_done;
-          for (const auto& t : outcome.turns) latencies.push_back(t.latency_ms);
+          for (const auto& t : outcome.turns) {
+            latencies.push_back(t.latency_ms);
+            if (t.spoken_end >= warm_at) steady_latencies.push_back(t.latency_ms);
+          }
           missing_replies += outcome.missing_replies;
           if (!outcome.failure.empty()) failures.push_back({id, outcome.failure});
           if (!outcome.connected) ++connect_failures;
@@ -462,6 +469,7 @@ int RunBenchCalls(std::span<const std::string> argv) {
   }
 
   const double p50 = testing::Percentile(latencies, 50);
+  const double p90 = testing::Percentile(latencies, 90);
   const double p95 = testing::Percentile(latencies, 95);
   const double p99 = testing::Percentile(latencies, 99);
   const double max = testing::Percentile(latencies, 100);
@@ -537,9 +545,16 @@ int RunBenchCalls(std::span<const std::string> argv) {
         {"missing_replies", missing_replies},
         {"latency_ms",
          {{"p50", NumberOrNull(p50)},
+          {"p90", NumberOrNull(p90)},
           {"p95", NumberOrNull(p95)},
           {"p99", NumberOrNull(p99)},
           {"max", NumberOrNull(max)}}},
+        {"latency_after_warmup_ms",
+         {{"warmup_s", *warmup},
+          {"turns", steady_latencies.size()},
+          {"p50", NumberOrNull(testing::Percentile(steady_latencies, 50))},
+          {"p90", NumberOrNull(testing::Percentile(steady_latencies, 90))},
+          {"p99", NumberOrNull(testing::Percentile(steady_latencies, 99))}}},
         {"load_average_1m", {{"start", NumberOrNull(load_start)}, {"end", NumberOrNull(load_end)}}},
         {"generator_cpu_cores", own_cpu_cores},
     };
@@ -582,9 +597,14 @@ int RunBenchCalls(std::span<const std::string> argv) {
         calls_done, failed, connect_failures, peak_active, wall_s);
     std::printf("turns: %zu, missing replies %d\n", latencies.size(), missing_replies);
     std::printf(
-        "voice-to-voice (end of speech -> first audible reply, as played): P50 %s  "
+        "voice-to-voice (end of speech -> first audible reply, as played): P50 %s  P90 %s  "
         "P95 %s  P99 %s  max %s\n",
-        Ms(p50).c_str(), Ms(p95).c_str(), Ms(p99).c_str(), Ms(max).c_str());
+        Ms(p50).c_str(), Ms(p90).c_str(), Ms(p95).c_str(), Ms(p99).c_str(), Ms(max).c_str());
+    std::printf("  questions ending after the %.0f s warm-up (%zu turns): P50 %s  P90 %s  P99 %s\n",
+                *warmup, steady_latencies.size(),
+                Ms(testing::Percentile(steady_latencies, 50)).c_str(),
+                Ms(testing::Percentile(steady_latencies, 90)).c_str(),
+                Ms(testing::Percentile(steady_latencies, 99)).c_str());
     if (tiers_note.empty()) {
       std::printf("answers by tier (server /metrics delta):");
       for (const auto& [tier, count] : tiers) std::printf(" %s %.0f", tier.c_str(), count);

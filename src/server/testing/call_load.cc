@@ -148,7 +148,7 @@ CallOutcome RunScriptedCall(const CallScript& script) {
         break;
       }
       outcome.turns.push_back(
-          {index, round, std::chrono::duration<double, std::milli>(*first - end).count()});
+          {index, round, std::chrono::duration<double, std::milli>(*first - end).count(), end});
       if (!caller.WaitForQuiet(script.quiet_ms, script.quiet_timeout_ms)) {
         outcome.failure = "reply never ended";
       } else if (caller.closed()) {

@@ -70,6 +70,7 @@ struct CallTurn {
   int question = 0;       // index into the question list
   int round = 0;          // 0 first ask, 1.. repeats
   double latency_ms = 0;  // end of speech → first audible reply frame as played
+  std::chrono::steady_clock::time_point spoken_end{};  // when the question's audio ended
 };
 
 struct CallOutcome {
