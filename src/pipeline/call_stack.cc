@@ -2,9 +2,8 @@
 
 #include <filesystem>
 
-#include "common/log.h"
-
 #include "asr/lm_builder.h"
+#include "common/log.h"
 
 namespace hotline::pipeline {
 
