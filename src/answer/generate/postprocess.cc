@@ -5,19 +5,32 @@
 #include <vector>
 
 #include "answer/kb/kb_bitext.h"
+#include "common/utf8.h"
 
 namespace hotline::answer {
 
 namespace {
 
-// Chinese sentence ends (no space follows them, and no '.' is added after them).
-constexpr std::string_view kChineseEnds[] = {"\u3002", "\uff01", "\uff1f"};
+// Chinese (full-width) sentence ends and clause marks. No space follows any of them.
+constexpr std::string_view kChineseEnds[] = {"\u3002", "\uff01", "\uff1f"};   // 。！？
+constexpr std::string_view kChineseClauses[] = {"\uff0c", "\uff1b", "\uff1a"};  // ，；：
 
-bool EndsChinese(std::string_view text) {
-  for (std::string_view mark : kChineseEnds) {
-    if (text.size() >= mark.size() && text.substr(text.size() - mark.size()) == mark) return true;
+template <size_t N>
+bool EndsWithAny(std::string_view text, const std::string_view (&marks)[N]) {
+  for (std::string_view mark : marks) {
+    if (text.ends_with(mark)) return true;
   }
-  return text.size() >= 3 && text.substr(text.size() - 3) == "\uff1a";  // ：
+  return false;
+}
+
+// A line or sentence that needs no '.' added: a Chinese sentence end, or ： (as ':' needs none).
+bool EndsChinese(std::string_view text) {
+  return EndsWithAny(text, kChineseEnds) || text.ends_with(kChineseClauses[2]);
+}
+
+// The next piece of speech joins `text` with a space unless a Chinese mark ends it.
+bool JoinsWithSpace(std::string_view text) {
+  return !text.empty() && !EndsWithAny(text, kChineseEnds) && !EndsWithAny(text, kChineseClauses);
 }
 
 std::string_view Trim(std::string_view s) {
@@ -250,39 +263,37 @@ void SpeechStream::EarlyClause(const std::string& provisional, std::vector<std::
   // them), where each Han character counts as a word.
   int words = 0;
   bool in_word = false;  // inside a word of a spaced script
-  for (size_t i = 0; i + 2 < s.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t mark = 0;  // bytes of the boundary mark at i
-    if ((s[i] == ',' || s[i] == ';' || s[i] == ':') && s[i + 1] == ' ') mark = 1;
-    for (std::string_view m : {"\uff0c", "\uff1b", "\uff1a"}) {
-      // Words after the mark (not only the full stop the splitter gives an unfinished sentence).
-      if (std::string_view(s).substr(i, m.size()) == m && i + m.size() < s.size() &&
-          (static_cast<unsigned char>(s[i + m.size()]) >= 0x80 ||
-           std::isalnum(static_cast<unsigned char>(s[i + m.size()])))) {
-        mark = m.size();
-      }
+  for (size_t i = 0, len = 1; i < s.size(); i += len) {
+    char32_t cp = 0;
+    len = DecodeUtf8(s, i, &cp);
+    if (len == 0) {  // not UTF-8 here: one byte, part of a word
+      len = 1;
+      cp = 0xfffd;
+    }
+    const auto starts_word = [](unsigned char c) { return c >= 0x80 || std::isalnum(c); };
+    size_t mark = 0;  // bytes of a boundary mark with text after it, at i
+    if ((cp == ',' || cp == ';' || cp == ':') && i + 2 < s.size() && s[i + 1] == ' ') mark = 1;
+    // Chinese marks: words after them (not only the full stop the splitter gives an unfinished
+    // sentence).
+    if ((cp == 0xff0c || cp == 0xff1b || cp == 0xff1a) && i + len < s.size() &&
+        starts_word(static_cast<unsigned char>(s[i + len]))) {
+      mark = len;
     }
     if (mark == 0) {
-      if (c >= 0xe4 && c <= 0xe9) {  // a Han character (U+4E00..U+9FFF): a word of its own
+      if (IsHan(cp)) {  // a word of its own
+        words += in_word ? 2 : 1;
+        in_word = false;
+      } else if (cp == ' ') {
         if (in_word) ++words;
         in_word = false;
-        ++words;
-        i += 2;
-      } else if (c == ' ') {
-        if (in_word) ++words;
-        in_word = false;
-      } else if (c >= 0x80 || std::isalnum(c)) {
+      } else if (cp >= 0x80 || std::isalnum(static_cast<unsigned char>(cp))) {
         in_word = true;
       }
       continue;
     }
-    const int clause_words = words + (in_word ? 1 : 0);
-    if (clause_words < config_.first_clause_min_words) {
-      if (in_word) ++words;
-      in_word = false;
-      i += mark - 1;
-      continue;
-    }
+    if (in_word) ++words;
+    in_word = false;
+    if (words < config_.first_clause_min_words) continue;
     std::string clause = s.substr(0, i + mark);
     // Plain words only: markup or a placeholder could still change or drop the sentence.
     if (clause.find_first_of("*_`#[]{}<>|~\\") != std::string::npos) return;
@@ -312,9 +323,7 @@ void SpeechStream::Accept(std::string s, std::vector<std::string>& out) {
         full_ = true;
         return;
       }
-      // Chinese clause marks take no space after them.
-      const bool spaced = static_cast<unsigned char>(early_.back()) < 0x80;
-      spoken_ += (spaced ? " " : "") + rest;
+      spoken_ += (JoinsWithSpace(early_) ? " " : "") + rest;
       out.push_back(std::move(rest));
       return;
     }
@@ -325,16 +334,19 @@ void SpeechStream::Accept(std::string s, std::vector<std::string>& out) {
   const size_t max_chars = static_cast<size_t>(config_.max_chars);
   const size_t extra = spoken_.empty() ? s.size() : s.size() + 1;  // at most one space
   if (spoken_.size() + extra > max_chars) {
-    if (spoken_.empty()) {  // one long sentence: cut at a word boundary
-      const size_t cut = s.rfind(' ', max_chars - 1);
-      spoken_ = s.substr(0, cut == std::string::npos ? max_chars - 1 : cut) + ".";
+    if (spoken_.empty()) {  // one long sentence: cut at a word boundary, or between characters
+      size_t cut = s.rfind(' ', max_chars - 1);
+      if (cut == std::string::npos) {
+        cut = max_chars - 1;
+        while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80) --cut;
+      }
+      spoken_ = s.substr(0, cut) + ".";
       out.push_back(spoken_);
     }
     full_ = true;
     return;
   }
-  // Sentences join with a space, except after a Chinese sentence end (。！？ take none).
-  if (!spoken_.empty() && static_cast<unsigned char>(spoken_.back()) < 0x80) spoken_.push_back(' ');
+  if (JoinsWithSpace(spoken_)) spoken_.push_back(' ');
   spoken_ += s;
   out.push_back(std::move(s));
   if (++kept_ >= config_.max_sentences) full_ = true;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "answer/generate/postprocess.h"
+#include "common/utf8.h"
 
 namespace hotline::answer {
 namespace {
@@ -127,10 +128,13 @@ TEST(SpeechStream, StreamingGivesTheSameSentencesAsTheWholeText) {
         for (auto& s : stream.Push(std::string_view(text).substr(i, piece))) got.push_back(s);
       }
       for (auto& s : stream.Finish()) got.push_back(s);
-      // Pieces join with a space, except after a Chinese clause mark (no space follows it).
+      // Pieces join with a space, except after a Chinese mark (no space follows one).
       std::string joined;
       for (const auto& s : got) {
-        const bool spaced = !joined.empty() && static_cast<unsigned char>(joined.back()) < 0x80;
+        bool spaced = !joined.empty();
+        for (const char* mark : {"\u3002", "\uff01", "\uff1f", "\uff0c", "\uff1b", "\uff1a"}) {
+          spaced = spaced && !joined.ends_with(mark);
+        }
         joined += (spaced ? " " : "") + s;
       }
       EXPECT_EQ(joined, whole) << "piece " << piece << " text " << text.substr(0, 30);
@@ -182,6 +186,20 @@ TEST(SpeechStream, TheFirstClauseGoesOutBeforeItsSentenceEnds) {
   EXPECT_TRUE(zh.Push("\u6708\u516b\u5341\u5143\u3002").empty());  // 月八十元。
   EXPECT_EQ(zh.Finish(), std::vector<std::string>{"\u672c\u6708\u516b\u5341\u5143\u3002"});
   EXPECT_EQ(zh.spoken(), first + "\u672c\u6708\u516b\u5341\u5143\u3002");
+
+  // A Chinese sentence longer than max_chars (no space to cut at) is cut between characters,
+  // never inside one.
+  SpeechConfig narrow;
+  narrow.max_chars = 20;  // 6 Han characters and 2 bytes of the 7th
+  SpeechStream long_zh(narrow);
+  std::vector<std::string> cut;
+  for (auto& piece : long_zh.Push("\u60a8\u7684\u8d26\u5355\u5df2\u7ecf\u51fa\u6765\u4e86\u3002")) {
+    cut.push_back(piece);
+  }
+  for (auto& piece : long_zh.Finish()) cut.push_back(piece);
+  ASSERT_EQ(cut.size(), 1u);
+  EXPECT_EQ(FirstInvalidUtf8(cut[0]), std::string::npos) << cut[0];
+  EXPECT_EQ(cut[0], "\u60a8\u7684\u8d26\u5355\u5df2\u7ecf.");
 
   SpeechConfig off;
   off.first_clause_min_words = 0;
