@@ -354,7 +354,8 @@ void PrintJson(const Report& r) {
       {"missing_replies", c.missing_replies},
       {"latency_ms", LatencyJson(c.latencies)},
       {"latency_after_warmup_ms", steady},
-      {"load_average_1m", {{"start", NumberOrNull(c.load_start)}, {"end", NumberOrNull(c.load_end)}}},
+      {"load_average_1m",
+       {{"start", NumberOrNull(c.load_start)}, {"end", NumberOrNull(c.load_end)}}},
       {"generator_cpu_cores", c.own_cpu_cores},
   };
   nlohmann::json fail = nlohmann::json::array();
@@ -465,7 +466,9 @@ int RunBenchCalls(std::span<const std::string> argv) {
   std::optional<ProcSample> proc_before;
   if (o.pid != 0) {
     proc_before = ReadProc(o.pid);
-    if (!proc_before) return Fail("--server-pid " + std::to_string(o.pid) + ": no such process here");
+    if (!proc_before) {
+      return Fail("--server-pid " + std::to_string(o.pid) + ": no such process here");
+    }
   }
 
   // The server must answer before anything else is spent: its /metrics doubles as the check.
@@ -501,8 +504,8 @@ int RunBenchCalls(std::span<const std::string> argv) {
       PlaceCalls(o, *questions, proc_before ? proc_before->rss_mb : 0, http_config,
                  proc_from_metrics ? metrics_url : std::string());
   const ServerDelta server = ServerSide(o, http, metrics_url, before, proc_from_metrics);
-  const MemoryVerdict memory =
-      JudgeMemory(callers.rss_timeline, o.sample_s, o.warmup_s, o.rss_slope_max, server.server_note);
+  const MemoryVerdict memory = JudgeMemory(callers.rss_timeline, o.sample_s, o.warmup_s,
+                                           o.rss_slope_max, server.server_note);
   const Report report{o, questions->size(), callers, server, proc_before, memory};
   if (o.json) {
     PrintJson(report);

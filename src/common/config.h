@@ -196,27 +196,12 @@ class TextWriter {
     out_.append(static_cast<size_t>(indent_), ' ').append(key).append(":");
     if constexpr (std::is_same_v<T, std::string>) {
       out_.append(" ").append(ScalarYaml(Shown(key, field))).append("\n");
-    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
-      if (field.empty()) {
-        out_.append(" []\n");
-      } else {
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>> ||
+                         std::is_same_v<T, std::vector<double>>) {
+      out_.append(field.empty() ? " []\n" : "\n");
+      for (const auto& item : field) {
+        out_.append(static_cast<size_t>(indent_) + 2, ' ').append("- ").append(Item(item));
         out_.append("\n");
-        for (const std::string& item : field) {
-          out_.append(static_cast<size_t>(indent_) + 2, ' ')
-              .append("- ")
-              .append(ScalarYaml(redact_ ? RedactUrlUserinfo(item) : item))
-              .append("\n");
-        }
-      }
-    } else if constexpr (std::is_same_v<T, std::vector<double>>) {
-      if (field.empty()) {
-        out_.append(" []\n");
-      } else {
-        out_.append("\n");
-        for (double d : field) {
-          out_.append(static_cast<size_t>(indent_) + 2, ' ').append("- ").append(NumberYaml(d));
-          out_.append("\n");
-        }
       }
     } else {
       out_.append(" ").append(ValueYaml(field)).append("\n");
@@ -234,6 +219,10 @@ class TextWriter {
   }
 
  private:
+  std::string Item(const std::string& v) const {
+    return ScalarYaml(redact_ ? RedactUrlUserinfo(v) : v);
+  }
+  std::string Item(double v) const { return NumberYaml(v); }
   std::string Shown(std::string_view key, const std::string& v) const {
     if (!redact_) return v;
     if (IsSecretKey(key) && !v.empty()) return "<redacted>";

@@ -203,7 +203,8 @@ TEST(Config, RedactedDumpHidesSecretsAndUrlUserinfo) {
   EXPECT_TRUE(config_internal::IsSecretKey("password"));
   EXPECT_FALSE(config_internal::IsSecretKey("token_env"));
   EXPECT_FALSE(config_internal::IsSecretKey("_token"));
-  EXPECT_EQ(config_internal::RedactUrlUserinfo("redis://u:p@h:6379/0"), "redis://<redacted>@h:6379/0");
+  EXPECT_EQ(config_internal::RedactUrlUserinfo("redis://u:p@h:6379/0"),
+            "redis://<redacted>@h:6379/0");
   EXPECT_EQ(config_internal::RedactUrlUserinfo("http://h/a@b"), "http://h/a@b");
   RootConfig a;
   a.log_level = "redis://user:pw@host";
