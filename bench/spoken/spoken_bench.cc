@@ -4,9 +4,9 @@
 // `hotline eval spoken` prints:
 //   banking line (config/banking.yaml, assets/kb/banking/kb.csv): Banking77 test, CLINC150
 //   oos_test; retail line (config/hotline.yaml, the demo knowledge base): the demo model's
-//   held-out Bitext questions. Report-only voices, clean line and 20 dB SNR, 40 questions per set
-//   by default. Data: ../shared/data (read, never copied). Synthesized speech is cached in
-//   /tmp/hotline-bench-spoken between runs.
+//   held-out Bitext questions. The written line and the report-only voices, clean line and 20 dB
+//   SNR, 40 questions per set by default. Data: ../shared/data (read, never copied). Synthesized
+//   speech is cached in /tmp/hotline-bench-spoken between runs.
 // --lm kb-only builds the call's language model from the knowledge base alone (the model calls
 // had before the broad corpus), for the comparison; --domain-repeat K mixes the broad corpus with
 // the knowledge base counted K times (the default model is the call stack's own, K = 3).
@@ -95,7 +95,7 @@ Result<eval::SpokenReport> RunLine(const std::string& config, const std::string&
 
 int main(int argc, char** argv) {
   size_t limit = 40;
-  std::string voices = "report", snrs = "clean,20", line = "both";
+  std::string voices = "text/written,report", snrs = "clean,20", line = "both";
   std::string banking_csv = std::string(HOTLINE_SHARED_DATA_DIR) + "/intent/banking77/test.csv";
   LmChoice lm;
   std::string oos_key = "oos_test";

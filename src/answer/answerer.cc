@@ -68,6 +68,9 @@ Status AnswererConfig::Validate() const {
   if (!(kb_direct_min_score >= 0) || !(kb_direct_agreed_min_score >= 0)) {
     return InvalidArgumentError("kb_direct_min_score and kb_direct_agreed_min_score must be >= 0");
   }
+  if (!(kb_direct_agreed_min_margin >= 0 && kb_direct_agreed_min_margin <= 1)) {
+    return InvalidArgumentError("kb_direct_agreed_min_margin must be in [0, 1]");
+  }
   return Status::Ok();
 }
 
@@ -206,15 +209,8 @@ Result<AnswerResult> Answerer::AnswerTurn(std::string_view turn, CallerSession& 
     if (!error.ok()) return error;
   }
   // Unsure of the intent: ask rather than let a tier guess.
-  if (may_clarify && q.prediction && q.intent.empty()) {
-    if (auto c = DecideClarification(*q.prediction, config_.clarify,
-                                     [this](const std::string& i) { return TopicOf(i); })) {
-      c->question = std::string(turn.substr(0, kMaxNormalizeInputBytes));
-      AnswerResult r = Reply(ClarificationText(*c, config_.clarify), AnswerTierId::kClarify);
-      caller.clarification() = std::move(*c);
-      stats_.clarifications.fetch_add(1, std::memory_order_relaxed);
-      return Done(std::move(r));
-    }
+  if (may_clarify && config_.clarify.before_tiers()) {
+    if (auto c = Clarify(q, turn, caller)) return std::move(*c);
   }
   const std::pair<AnswerTier*, AnswerTierId> tiers[] = {{parts_.l1, AnswerTierId::kL1},
                                                         {parts_.l2, AnswerTierId::kL2}};
@@ -243,7 +239,24 @@ Result<AnswerResult> Answerer::AnswerTurn(std::string_view turn, CallerSession& 
   ASSIGN_OR_RETURN(std::optional<AnswerResult> generated,
                    FromKnowledgeOrModel(q, caller, history, t));
   if (generated) return Done(std::move(*generated));
+  // No tier answered: a question about the likeliest topics instead of a request to rephrase.
+  if (may_clarify && !config_.clarify.before_tiers()) {
+    if (auto c = Clarify(q, turn, caller)) return std::move(*c);
+  }
   return Done(Reply(config_.fallback_text, AnswerTierId::kFallback));
+}
+
+std::optional<AnswerResult> Answerer::Clarify(const Question& q, std::string_view turn,
+                                              CallerSession& caller) {
+  if (!q.prediction || !q.intent.empty()) return std::nullopt;
+  auto c = DecideClarification(*q.prediction, config_.clarify,
+                               [this](const std::string& i) { return TopicOf(i); });
+  if (!c) return std::nullopt;
+  c->question = std::string(turn.substr(0, kMaxNormalizeInputBytes));
+  AnswerResult r = Reply(ClarificationText(*c, config_.clarify), AnswerTierId::kClarify);
+  caller.clarification() = std::move(*c);
+  stats_.clarifications.fetch_add(1, std::memory_order_relaxed);
+  return Done(std::move(r));
 }
 
 Result<AnswerResult> Answerer::SubmitPin(CallerSession& caller, std::string_view digits) {
@@ -401,8 +414,11 @@ Result<std::optional<AnswerResult>> Answerer::FromKnowledgeOrModel(
     const std::string& guess = q.prediction ? q.prediction->intent : q.intent;
     const bool judged = config_.kb_direct_requires_intent_match && !guess.empty() &&
                         !top.article.intent.empty();
+    const double margin =
+        q.prediction && !q.prediction->accepted ? q.prediction->margin : 1.0;
     const bool speak = judged ? top.article.intent == guess &&
-                                    top.score >= config_.kb_direct_agreed_min_score
+                                    top.score >= config_.kb_direct_agreed_min_score &&
+                                    margin >= config_.kb_direct_agreed_min_margin
                               : top.score >= config_.kb_direct_min_score;
     if (speak) {
       const std::vector<std::string> deps{KnowledgeBase::StampFor(top.article.id)};

@@ -196,7 +196,7 @@ struct AnswererConfig {
   // Which turns the LLM tier may answer (llm_gate.h).
   LlmGateConfig llm_gate;
   // Asking "is this about X or Y?" instead of guessing when the classifier is unsure, in front of
-  // every tier (understand/clarify.h). Off by default.
+  // every tier or in place of the rephrase request (`when`, understand/clarify.h). Off by default.
   ClarifyConfig clarify;
   // BM25 score above which the best passage is spoken directly (no LLM) when no intent check
   // applies (no classifier, an article without an intent, or the check switched off). Lower
@@ -210,6 +210,11 @@ struct AnswererConfig {
   // BM25 score above which a passage the classifier's best guess agrees with is spoken. Tuned on
   // the Banking77 dev split and CLINC150 oos_val with the tuning voices (docs/answers.md).
   double kb_direct_agreed_min_score = 3.0;
+  // ...and whose best guess leads the runner-up intent by at least this much probability. A
+  // guess barely ahead of a neighbouring intent ("card payment" or "cash withdrawal" exchange
+  // rate) is as often the other one; with `clarify` on, such turns are asked about instead.
+  // 0 = no margin needed.
+  double kb_direct_agreed_min_margin = 0;
   // "intent=tool" pairs: intents answered by an account tool for an identified caller.
   std::vector<std::string> tool_intents = {"get_invoice=last_bill", "check_invoice=last_bill",
                                            "track_order=order_status",
@@ -253,6 +258,8 @@ struct AnswererConfig {
             "Speak a passage directly only when the classifier's best guess is its intent");
     v.Field("kb_direct_agreed_min_score", kb_direct_agreed_min_score,
             "BM25 score to speak a passage the classifier's best guess agrees with");
+    v.Field("kb_direct_agreed_min_margin", kb_direct_agreed_min_margin,
+            "Probability lead over the runner-up intent the agreeing guess needs (0 = none)");
     v.Field("tool_intents", tool_intents, "intent=tool pairs served by account tools");
     v.Field("kb_sync_interval_ms", kb_sync_interval_ms, "Knowledge-base update check interval");
     v.Field("ask_pin_text", ask_pin_text, "Prompt for the caller's PIN");
@@ -345,6 +352,10 @@ class Answerer {
   // The caller chose `intent` for `original` in reply to a clarifying question: the intent's tool,
   // L1 template or knowledge-base article (never shared: the question alone was ambiguous).
   Result<AnswerResult> AnswerAsIntent(Question original, const std::string& intent,
+                                      CallerSession& caller);
+  // A clarifying question for an unsure turn `q` (no accepted intent), remembered in `caller`;
+  // nullopt when the classifier's reading does not support one (clarify.h).
+  std::optional<AnswerResult> Clarify(const Question& q, std::string_view turn,
                                       CallerSession& caller);
   std::string TopicOf(const std::string& intent) const;
   std::vector<Passage> Retrieve(const Question& q);

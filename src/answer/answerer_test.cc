@@ -319,6 +319,53 @@ TEST(Answerer, AnUnsureTurnIsClarifiedAndTheChosenTopicAnswered) {
   }
 }
 
+// clarify.when = before_fallback: a turn two readings agree on is answered; only a turn no tier
+// answered is asked about. kb_direct_agreed_min_margin withholds a passage whose guess is barely
+// ahead of its runner-up.
+TEST(Answerer, BeforeFallbackClarifiesOnlyWhatNoTierAnswered) {
+  auto tune = [](std::string when, double margin) {
+    return [when, margin](AnswererConfig& c) {
+      c.clarify.enabled = !when.empty();
+      if (!when.empty()) c.clarify.when = when;
+      c.kb_direct_agreed_min_margin = margin;
+    };
+  };
+  // The fake's guess: check_refund_policy, 0.1 ahead of delivery_period, not accepted.
+  const std::string agreed = "I want my money back, a refund";
+  const std::string refund = "You can return items within 30 days for a refund.";
+  {
+    World w(false, nullptr, tune("before_fallback", 0));
+    CallerSession caller("+15550199");
+    AnswerResult r = w.Ask(agreed, caller);
+    EXPECT_EQ(r.tier, AnswerTierId::kKnowledgeBase);
+    EXPECT_EQ(r.text, refund);
+    EXPECT_FALSE(caller.clarification().has_value());
+    // No passage for this one: the question replaces the rephrase request.
+    EXPECT_EQ(w.Ask("I want my money back", caller).tier, AnswerTierId::kClarify);
+    EXPECT_EQ(w.Ask("the first one", caller).text, refund);
+  }
+  {
+    World w(false, nullptr, tune("before_tiers", 0));
+    CallerSession caller("+15550199");
+    EXPECT_EQ(w.Ask(agreed, caller).tier, AnswerTierId::kClarify);
+  }
+  {
+    World w(false, nullptr, tune("before_fallback", 0.2));
+    CallerSession caller("+15550199");
+    EXPECT_EQ(w.Ask(agreed, caller).tier, AnswerTierId::kClarify);
+  }
+  {
+    World w(false, nullptr, tune("", 0.2));
+    CallerSession caller("+15550199");
+    EXPECT_EQ(w.Ask(agreed, caller).tier, AnswerTierId::kFallback);
+  }
+  {
+    World w(false, nullptr, tune("", 0.1));  // a lead of exactly the margin is enough
+    CallerSession caller("+15550199");
+    EXPECT_EQ(w.Ask(agreed, caller).tier, AnswerTierId::kKnowledgeBase);
+  }
+}
+
 TEST(Answerer, AFailingTierFallsThrough) {
   FailingTier broken;
   World w(true, &broken);
@@ -532,6 +579,15 @@ TEST(Answerer, ConfigValidation) {
   EXPECT_FALSE(Answerer::Create(scores, parts).ok());
   scores.kb_direct_agreed_min_score = 1e9;  // off
   EXPECT_TRUE(Answerer::Create(scores, parts).ok());
+  scores.kb_direct_agreed_min_margin = 1.5;
+  r = Answerer::Create(scores, parts);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("kb_direct_agreed_min_margin"), std::string::npos);
+  scores.kb_direct_agreed_min_margin = 0.2;
+  scores.clarify.when = "sometimes";
+  r = Answerer::Create(scores, parts);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("before_fallback"), std::string::npos);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "answer/understand/clarify.h"
 #include "answer/understand/normalize.h"
 #include "asr/lm_builder.h"
 #include "asr/wer.h"
@@ -28,13 +29,6 @@ std::vector<Voice> DefaultVoices() {
 Result<std::vector<Voice>> ParseVoices(std::string_view spec) {
   const std::vector<Voice> declared = DefaultVoices();
   std::vector<Voice> out;
-  if (spec == "all") return declared;
-  if (spec == "tuning" || spec == "report") {
-    for (const Voice& v : declared) {
-      if (v.report_only == (spec == "report")) out.push_back(v);
-    }
-    return out;
-  }
   size_t start = 0;
   while (start <= spec.size()) {
     size_t end = spec.find(',', start);
@@ -42,6 +36,12 @@ Result<std::vector<Voice>> ParseVoices(std::string_view spec) {
     const std::string_view item = spec.substr(start, end - start);
     start = end + 1;
     if (item.empty()) continue;
+    if (item == "all" || item == "tuning" || item == "report") {
+      for (const Voice& v : declared) {
+        if (item == "all" || v.report_only == (item == "report")) out.push_back(v);
+      }
+      continue;
+    }
     const size_t slash = item.find('/');
     if (slash == std::string_view::npos || slash == 0 || slash + 1 == item.size()) {
       return InvalidArgumentError("voice '" + std::string(item) +
@@ -49,9 +49,14 @@ Result<std::vector<Voice>> ParseVoices(std::string_view spec) {
                                   "espeak-ng/en-gb-x-rp");
     }
     Voice v{std::string(item.substr(0, slash)), std::string(item.substr(slash + 1)), true};
+    if (item == kWrittenLine) {
+      v.report_only = false;
+      out.push_back(std::move(v));
+      continue;
+    }
     if (v.backend != "flite" && v.backend != "espeak-ng") {
-      return InvalidArgumentError("voice '" + std::string(item) +
-                                  "': backend must be flite or espeak-ng");
+      return InvalidArgumentError("voice '" + std::string(item) + "': backend must be flite or " +
+                                  "espeak-ng (or " + kWrittenLine + " for the written line)");
     }
     for (const Voice& d : declared) {
       if (d.id() == v.id()) v.report_only = d.report_only;
@@ -205,6 +210,98 @@ Result<asr::AsrResult> Recognize(asr::Recognizer& recognizer, const std::vector<
   return result;
 }
 
+// `said` spoken by `synth` (or read from `cache`), carried over the telephone line at `snr` and
+// recognized: fills item.heard, asr_confidence and final_ms.
+Status Hear(tts::Synthesizer& synth, SpeechCache& cache, asr::Recognizer& recognizer,
+            const std::string& said, uint64_t seed, double snr, SpokenItem& item) {
+  ASSIGN_OR_RETURN(audio::AudioBuffer speech, cache.Get(synth, said));
+  LineOptions line;
+  line.add_noise = !std::isinf(snr);
+  line.snr_db = line.add_noise ? snr : 0;
+  line.seed = seed;
+  ASSIGN_OR_RETURN(
+      std::vector<int16_t> pcm,
+      ThroughTelephoneLine(audio::AudioView(speech.samples, speech.sample_rate_hz), line));
+  ASSIGN_OR_RETURN(asr::AsrResult heard, Recognize(recognizer, pcm, item.final_ms));
+  item.heard = heard.text;
+  item.asr_confidence = heard.confidence;
+  return Status::Ok();
+}
+
+// How one answer to a question labelled `label` counts.
+std::string OutcomeOf(const answer::AnswerResult& a, const std::string& answered_intent,
+                      const std::string& label) {
+  if (a.tier == answer::AnswerTierId::kFallback) return "fallback";
+  if (a.tier == answer::AnswerTierId::kClarify) return "clarified";
+  if (label.empty()) return "answered";  // unlabelled: judged by a person
+  return label != kOutOfScope && answered_intent == label ? "right" : "wrong";
+}
+
+// What a cooperative caller whose question has intent `label` says to a clarifying question.
+std::string CooperativeReply(const answer::PendingClarification& p, const std::string& label) {
+  if (p.kind == answer::PendingClarification::Kind::kConfirm) {
+    return !p.intents.empty() && p.intents[0] == label ? "yes" : "no";
+  }
+  if (!p.intents.empty() && p.intents[0] == label) return "the first one";
+  if (p.intents.size() > 1 && p.intents[1] == label) return "the second one";
+  return "neither";
+}
+
+// Answers `heard` as a call answers a new caller's turn and records the outcome in `item` and
+// `cell`; a clarifying question gets the cooperative caller's reply, answered in the same call.
+Status AnswerLikeACall(pipeline::CallStack& stack, const Attribution& attribution,
+                       const std::string& label, const std::string& heard, double confidence,
+                       SpokenItem& item, SpokenCell& cell) {
+  answer::AnswerStack& answers = stack.answers();
+  const answer::Question understood = answers.Understand(heard);
+  item.heard_intent = understood.intent;
+  if (understood.prediction) {
+    item.guess = understood.prediction->intent;
+    item.guess_probability = understood.prediction->probability;
+    item.guess_confidence = understood.prediction->confidence;
+    item.guess_margin = understood.prediction->margin;
+    item.runner_up = understood.prediction->runner_up;
+  }
+  if (!understood.text.empty()) {  // what the knowledge-base tier searches with
+    ASSIGN_OR_RETURN(std::vector<answer::Passage> top, answers.kb().Search(understood.text, 1));
+    if (!top.empty()) {
+      item.kb_top_intent = top[0].article.intent;
+      item.kb_top_score = top[0].score;
+    }
+  }
+  answer::CallerSession caller("");
+  answer::AnswerOptions ao;
+  ao.asr_confidence = confidence;
+  ASSIGN_OR_RETURN(answer::AnswerResult a, stack.answerer().Answer(heard, caller, {}, ao));
+  item.tier = std::string(answer::TierName(a.tier));
+  if (a.tier != answer::AnswerTierId::kFallback) {
+    item.answered_intent = attribution.IntentOf(a, understood);
+    if (a.tier == answer::AnswerTierId::kLlm && item.answered_intent.empty()) ++cell.by_model;
+  }
+  item.outcome = OutcomeOf(a, item.answered_intent, label);
+  if (item.outcome == "right") ++cell.right;
+  if (item.outcome == "wrong" || item.outcome == "answered") ++cell.wrong;
+  if (item.outcome == "fallback") ++cell.fallback;
+  if (item.outcome != "clarified" || !caller.clarification()) return Status::Ok();
+
+  ++cell.clarified;
+  const answer::PendingClarification pending = *caller.clarification();
+  item.reply = CooperativeReply(pending, label);
+  answer::Question settled = understood;
+  const answer::ClarificationReply r =
+      answer::ResolveClarification(pending, answer::NormalizeText(item.reply));
+  if (r.outcome == answer::ClarificationReply::Outcome::kChosen) settled.intent = r.intent;
+  ASSIGN_OR_RETURN(answer::AnswerResult b, stack.answerer().Answer(item.reply, caller, {}, {}));
+  const std::string intent =
+      b.tier == answer::AnswerTierId::kFallback ? "" : attribution.IntentOf(b, settled);
+  item.after_clarification = OutcomeOf(b, intent, label);
+  if (item.after_clarification == "right") ++cell.right_after_clarification;
+  if (item.after_clarification == "wrong" || item.after_clarification == "answered") {
+    ++cell.wrong_after_clarification;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<SpokenReport> RunSpokenEval(pipeline::CallStack& stack, const std::vector<QuestionSet>& sets,
@@ -224,7 +321,9 @@ Result<SpokenReport> RunSpokenEval(pipeline::CallStack& stack, const std::vector
   size_t total = 0;
   for (const QuestionSet& s : sets) {
     sampled.push_back({s.name, EvenSample(s.questions, options.limit)});
-    total += sampled.back().questions.size() * options.voices.size() * options.snrs_db.size();
+    for (const Voice& v : options.voices) {
+      total += sampled.back().questions.size() * (v.written() ? 1 : options.snrs_db.size());
+    }
   }
   // The written questions' intents do not depend on the voice.
   std::vector<std::vector<std::string>> text_intents;
@@ -241,10 +340,16 @@ Result<SpokenReport> RunSpokenEval(pipeline::CallStack& stack, const std::vector
     tc.backend = voice.backend;
     if (voice.backend == "flite") tc.flite.voice = voice.name;
     if (voice.backend == "espeak-ng") tc.espeak_ng.voice = voice.name;
-    ASSIGN_OR_RETURN(auto synth, tts::CreateSynthesizer(tc));
+    std::unique_ptr<tts::Synthesizer> synth;
+    if (!voice.written()) {
+      ASSIGN_OR_RETURN(synth, tts::CreateSynthesizer(tc));
+    }
+    // The written line has no noise to add: one condition.
+    const std::vector<double> lines =
+        voice.written() ? std::vector<double>{kCleanLine} : options.snrs_db;
     for (size_t si = 0; si < sampled.size(); ++si) {
       const QuestionSet& set = sampled[si];
-      for (double snr : options.snrs_db) {
+      for (double snr : lines) {
         SpokenCell cell;
         cell.set = set.name;
         cell.voice = voice.id();
@@ -259,54 +364,25 @@ Result<SpokenReport> RunSpokenEval(pipeline::CallStack& stack, const std::vector
           item.label = q.label;
           const std::string said = speech_text.Normalize(q.text);
           item.spoken = asr::NormalizeTranscriptText(said);
-          ASSIGN_OR_RETURN(audio::AudioBuffer speech, cache.Get(*synth, said));
-          LineOptions line;
-          line.add_noise = !std::isinf(snr);
-          line.snr_db = line.add_noise ? snr : 0;
-          line.seed = Seed(q.text, snr);
-          ASSIGN_OR_RETURN(
-              std::vector<int16_t> pcm,
-              ThroughTelephoneLine(audio::AudioView(speech.samples, speech.sample_rate_hz), line));
-          ASSIGN_OR_RETURN(asr::AsrResult heard, Recognize(*recognizer, pcm, item.final_ms));
-          final_ms.Add(item.final_ms);
-          item.heard = heard.text;
-          item.asr_confidence = heard.confidence;
+          if (voice.written()) {
+            item.heard = item.spoken;
+            item.asr_confidence = 1;
+          } else {
+            RETURN_IF_ERROR(Hear(*synth, cache, *recognizer, said, Seed(q.text, snr), snr, item));
+            final_ms.Add(item.final_ms);
+          }
           const asr::WerCounts w = asr::ComputeWer(asr::NormalizeForScoring(item.spoken),
-                                                   asr::NormalizeForScoring(heard.text));
+                                                   asr::NormalizeForScoring(item.heard));
           item.wer = w.rate();
           cell.wer += w;
           item.text_intent = text_intents[si][qi];
-          const answer::Question understood = answers.Understand(heard.text);
-          item.heard_intent = understood.intent;
-          // The turn as a call answers it: a new caller, the recognizer's confidence.
-          answer::CallerSession caller("");
-          answer::AnswerOptions ao;
-          ao.asr_confidence = heard.confidence;
-          ASSIGN_OR_RETURN(answer::AnswerResult a,
-                           stack.answerer().Answer(heard.text, caller, {}, ao));
-          item.tier = std::string(answer::TierName(a.tier));
-          if (a.tier == answer::AnswerTierId::kFallback) {
-            item.outcome = "fallback";
-          } else {
-            item.answered_intent = attribution.IntentOf(a, understood);
-            if (q.label.empty()) {
-              item.outcome = "answered";  // unlabelled: judged by a person
-            } else {
-              item.outcome =
-                  q.label != kOutOfScope && item.answered_intent == q.label ? "right" : "wrong";
-            }
-            if (a.tier == answer::AnswerTierId::kLlm && item.answered_intent.empty()) {
-              ++cell.by_model;
-            }
-          }
+          RETURN_IF_ERROR(AnswerLikeACall(stack, attribution, q.label, item.heard,
+                                          item.asr_confidence, item, cell));
           if (!q.label.empty() && q.label != kOutOfScope) {
             ++cell.in_scope;
             cell.text_intent_right += item.text_intent == q.label ? 1 : 0;
             cell.heard_intent_right += item.heard_intent == q.label ? 1 : 0;
           }
-          if (item.outcome == "right") ++cell.right;
-          if (item.outcome == "wrong" || item.outcome == "answered") ++cell.wrong;
-          if (item.outcome == "fallback") ++cell.fallback;
           ++cell.questions;
           if (options.keep_items) cell.items.push_back(std::move(item));
           ++done;
@@ -329,9 +405,9 @@ std::string FormatSpokenTable(const SpokenReport& r) {
   std::string out;
   char line[512];
   std::snprintf(line, sizeof line,
-                "%-18s %-22s %-6s %-7s %5s %6s %7s %7s %7s %7s %7s %7s %6s %6s\n", "set", "voice",
-                "role", "line", "n", "WER", "int.txt", "int.asr", "penalty", "right", "wrong",
-                "fallbk", "fin50", "fin99");
+                "%-18s %-22s %-6s %-7s %5s %6s %7s %7s %7s %7s %7s %7s %7s %7s %6s %6s\n", "set",
+                "voice", "role", "line", "n", "WER", "int.txt", "int.asr", "penalty", "right",
+                "wrong", "fallbk", "clarif", "+right", "fin50", "fin99");
   out += line;
   for (const SpokenCell& c : r.cells) {
     const bool labelled = c.in_scope > 0;
@@ -353,19 +429,25 @@ std::string FormatSpokenTable(const SpokenReport& r) {
           pen, sizeof pen, "%.1f",
           100 * (c.IntentShare(c.text_intent_right) - c.IntentShare(c.heard_intent_right)));
     }
+    const bool written = c.voice == kWrittenLine;
+    char fin[32] = "     -      -";
+    if (!written) std::snprintf(fin, sizeof fin, "%6.1f %6.1f", c.final_p50_ms, c.final_p99_ms);
     std::snprintf(line, sizeof line,
-                  "%-18s %-22s %-6s %-7s %5zu %5.1f%% %7s %7s %7s %7s %7s %7s %6.1f %6.1f\n",
-                  c.set.c_str(), c.voice.c_str(), c.report_only ? "report" : "tuning",
+                  "%-18s %-22s %-6s %-7s %5zu %5.1f%% %7s %7s %7s %7s %7s %7s %7s %7s %s\n",
+                  c.set.c_str(), c.voice.c_str(),
+                  written ? "text" : (c.report_only ? "report" : "tuning"),
                   SnrName(c.snr_db).c_str(), c.questions, 100 * c.wer.rate(), txt.c_str(),
                   asr.c_str(), pen, pct(c.right).c_str(), pct(c.wrong).c_str(),
-                  pct(c.fallback).c_str(), c.final_p50_ms, c.final_p99_ms);
+                  pct(c.fallback).c_str(), pct(c.clarified).c_str(),
+                  pct(c.right_after_clarification).c_str(), fin);
     out += line;
   }
   std::snprintf(line, sizeof line,
                 "int.txt/int.asr: intent accuracy on the written question / the transcript; "
                 "penalty = their difference (points);\nright/wrong/fallbk: answers from the "
                 "question's intent's article / any other answer (out of scope: any answer) / the "
-                "fallback;\nfin50/fin99: recognizer final pass P50/P99 (ms). %zu synthesized, "
+                "fallback;\nclarif: asked a clarifying question instead; +right: of all questions, "
+                "answered right after a cooperative caller's reply to it;\nfin50/fin99: recognizer final pass P50/P99 (ms). %zu synthesized, "
                 "%zu from the speech cache, %.0f s.\n",
                 r.synthesized, r.cached, r.wall_s);
   out += line;
@@ -378,7 +460,7 @@ std::string SpokenReportJson(const SpokenReport& r, bool with_items) {
     nlohmann::json j = {
         {"set", c.set},
         {"voice", c.voice},
-        {"role", c.report_only ? "report" : "tuning"},
+        {"role", c.voice == kWrittenLine ? "text" : (c.report_only ? "report" : "tuning")},
         {"snr_db", std::isinf(c.snr_db) ? nlohmann::json(nullptr) : nlohmann::json(c.snr_db)},
         {"questions", c.questions},
         {"wer", c.wer.rate()},
@@ -392,6 +474,9 @@ std::string SpokenReportJson(const SpokenReport& r, bool with_items) {
         {"answered_wrong", c.Share(c.wrong)},
         {"answered_wrong_by_model", c.Share(c.by_model)},
         {"fell_back", c.Share(c.fallback)},
+        {"clarified", c.Share(c.clarified)},
+        {"right_after_clarification", c.Share(c.right_after_clarification)},
+        {"wrong_after_clarification", c.Share(c.wrong_after_clarification)},
         {"final_pass_ms_p50", c.final_p50_ms},
         {"final_pass_ms_p99", c.final_p99_ms}};
     if (with_items) {
@@ -405,9 +490,18 @@ std::string SpokenReportJson(const SpokenReport& r, bool with_items) {
                          {"asr_confidence", i.asr_confidence},
                          {"text_intent", i.text_intent},
                          {"heard_intent", i.heard_intent},
+                         {"guess", i.guess},
+                         {"guess_probability", i.guess_probability},
+                         {"guess_confidence", i.guess_confidence},
+                         {"guess_margin", i.guess_margin},
+                         {"runner_up", i.runner_up},
+                         {"kb_top_intent", i.kb_top_intent},
+                         {"kb_top_score", i.kb_top_score},
                          {"tier", i.tier},
                          {"answered_intent", i.answered_intent},
                          {"outcome", i.outcome},
+                         {"reply", i.reply},
+                         {"after_clarification", i.after_clarification},
                          {"final_ms", i.final_ms}});
       }
       j["items"] = std::move(items);

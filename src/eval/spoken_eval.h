@@ -50,17 +50,25 @@ struct QuestionSet {
 };
 
 struct Voice {
-  std::string backend;  // "flite" | "espeak-ng"
+  std::string backend;  // "flite" | "espeak-ng" | "text" (kWrittenLine)
   std::string name;     // "cmu_us_slt", "en-gb-x-rp"
   bool report_only = false;
   std::string id() const { return backend + "/" + name; }
+  bool written() const { return backend == "text"; }
 };
+
+// Not a voice: the written question reaches the answer chain as a recognizer that heard every
+// word would deliver it (lower case, numbers as words, no punctuation), with confidence 1 and no
+// line noise. Its figures are the ceiling the spoken lines are measured against, and the fast
+// loop for tuning understanding on a dev split (no synthesis, no recognition).
+inline constexpr const char* kWrittenLine = "text/written";
 
 // The declared voices: tuning — flite slt and awb, espeak-ng en-us; report only — flite rms and
 // kal16, espeak-ng en-gb-x-rp.
 std::vector<Voice> DefaultVoices();
 // "flite/cmu_us_slt,espeak-ng/en-gb-x-rp" (roles from DefaultVoices(); a voice not declared there
-// is report-only), or "tuning" / "report" / "all".
+// is report-only); an item may also be a group, "tuning" / "report" / "all", and "text/written"
+// adds the written line (kWrittenLine): "text/written,report".
 Result<std::vector<Voice>> ParseVoices(std::string_view spec);
 
 struct SpokenEvalOptions {
@@ -84,9 +92,20 @@ struct SpokenItem {
   double wer = 0;
   std::string text_intent;   // accepted intent of the written question ("" rejected)
   std::string heard_intent;  // accepted intent of the transcript
+  // The classifier's best guess for the transcript, accepted or not, with its probability and
+  // calibrated confidence and margin over the runner-up; and the knowledge base's best passage for it (intent, BM25 score).
+  std::string guess, runner_up;
+  double guess_probability = 0, guess_confidence = 0, guess_margin = 0;
+  std::string kb_top_intent;
+  double kb_top_score = 0;
   std::string tier;
   std::string answered_intent;  // intent of the article the answer came from ("" none)
-  std::string outcome;          // right | wrong | fallback
+  std::string outcome;          // right | wrong | fallback | clarified | answered (unlabelled)
+  // After a clarifying question, the caller's reply as a cooperative caller gives it ("yes" when
+  // the topic offered is theirs, else "no"; "the first" / "the second" / "neither" for a choice)
+  // and how the chain answered that reply: right | wrong | fallback ("" when not clarified).
+  std::string reply;
+  std::string after_clarification;
   double final_ms = 0;
   double asr_confidence = 0;
 };
@@ -102,6 +121,8 @@ struct SpokenCell {
   size_t text_intent_right = 0;
   size_t heard_intent_right = 0;
   size_t right = 0, wrong = 0, fallback = 0;
+  size_t clarified = 0;  // asked a clarifying question instead of answering
+  size_t right_after_clarification = 0, wrong_after_clarification = 0;
   size_t by_model = 0;  // of `wrong`: answered by the language model (unattributable)
   double final_p50_ms = 0, final_p99_ms = 0;
   std::vector<SpokenItem> items;

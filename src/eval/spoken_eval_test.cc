@@ -28,6 +28,16 @@ TEST(SpokenEval, DeclaresTuningAndReportVoices) {
   EXPECT_TRUE((*listed)[2].report_only);  // not declared: never used for tuning
   EXPECT_FALSE(ParseVoices("slt").ok());
   EXPECT_FALSE(ParseVoices("festival/kal").ok());
+  auto written = ParseVoices(std::string(kWrittenLine) + ",flite/cmu_us_rms");
+  ASSERT_TRUE(written.ok()) << written.status().message();
+  ASSERT_EQ(written->size(), 2u);
+  EXPECT_TRUE((*written)[0].written());
+  EXPECT_FALSE((*written)[0].report_only);
+  EXPECT_FALSE((*written)[1].written());
+  EXPECT_FALSE(ParseVoices("text/spoken").ok());
+  auto mixed = ParseVoices(std::string(kWrittenLine) + ",report");
+  ASSERT_TRUE(mixed.ok());
+  EXPECT_EQ(mixed->size(), 1 + report->size());
 }
 
 TEST(SpokenEval, SamplesEvenlyOverTheSet) {
@@ -128,6 +138,59 @@ TEST(SpokenEval, AnswersSpokenQuestionsThroughTheCallStack) {
   EXPECT_NE(SpokenReportJson(*r, true).find("\"outcome\""), std::string::npos);
   stack->reset();
   std::filesystem::remove_all(eo.cache_dir);
+  for (const char* s : {"", ".lm", ".lm.dict"}) std::filesystem::remove(o.kb_db + s);
+}
+
+// The written line skips synthesis and recognition; a turn the classifier is unsure of gets a
+// clarifying question, and the cooperative caller's reply is answered in the same call.
+TEST(SpokenEval, WrittenLineAndClarifiedTurns) {
+  pipeline::CallStackOptions o;
+  o.kb_db = ::testing::TempDir() + "/spoken_eval_w_" + std::to_string(getpid()) + ".sqlite";
+  o.kb_csv = std::string(HOTLINE_SOURCE_DIR) + "/assets/kb/banking/kb.csv";
+  o.answer.intent_templates.clear();
+  o.answer.clarify.enabled = true;
+  o.answer.clarify.confirm_min_probability = 0;  // every unsure turn is confirmed or chosen
+  o.audio_cache = false;
+  o.call.workers = 1;
+  o.call.answer_workers = 1;
+  auto stack = pipeline::CallStack::Build(o);
+  ASSERT_TRUE(stack.ok()) << stack.status().message();
+  std::vector<QuestionSet> sets = {{"w",
+                                    {{"I lost my card!", "lost_or_stolen_card"},
+                                     {"card", "card_arrival"},
+                                     {"my money", "balance_not_updated_after_bank_transfer"}}}};
+  SpokenEvalOptions eo;
+  eo.voices = {{"text", "written", false}};
+  eo.snrs_db = {kCleanLine, 20};  // the written line has one condition only
+  eo.cache_dir = "";
+  auto r = RunSpokenEval(**stack, sets, tts::TtsConfig{}, eo);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->cells.size(), 1u);
+  const SpokenCell& c = r->cells[0];
+  EXPECT_EQ(r->synthesized + r->cached, 0u);
+  EXPECT_EQ(c.wer.rate(), 0);
+  ASSERT_EQ(c.items.size(), 3u);
+  EXPECT_EQ(c.items[0].heard, "i lost my card");
+  EXPECT_EQ(c.items[0].outcome, "right") << c.items[0].tier;
+  size_t clarified = 0;
+  for (const SpokenItem& i : c.items) {
+    if (i.outcome != "clarified") {
+      EXPECT_TRUE(i.reply.empty());
+      continue;
+    }
+    ++clarified;
+    EXPECT_FALSE(i.reply.empty()) << i.question;
+    EXPECT_FALSE(i.after_clarification.empty()) << i.question;
+    // A caller who said which topic was theirs gets its article.
+    if (i.reply != "no" && i.reply != "neither") {
+      EXPECT_EQ(i.after_clarification, "right");
+    }
+  }
+  EXPECT_GE(clarified, 1u);
+  EXPECT_EQ(c.clarified, clarified);
+  EXPECT_EQ(c.right + c.wrong + c.fallback + c.clarified, c.questions);
+  EXPECT_NE(FormatSpokenTable(*r).find("text/written"), std::string::npos);
+  stack->reset();
   for (const char* s : {"", ".lm", ".lm.dict"}) std::filesystem::remove(o.kb_db + s);
 }
 

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "answer/understand/clarify.h"
 #include "asr/lm_builder.h"
 #include "common/log.h"
 
@@ -77,6 +78,12 @@ Result<std::unique_ptr<CallStack>> CallStack::Build(const CallStackOptions& o) {
     std::vector<std::string> texts;
     for (const std::string& row : rows) {  // "question|question|..."
       for (std::string& q : answer::SplitQuestions(row)) texts.push_back(std::move(q));
+    }
+    // Callers also answer the line's own questions ("Is that right?"): their replies, often
+    // enough that a short "yes" is not heard as the nearest question word.
+    constexpr int kReplyRepeats = 20;
+    for (int i = 0; i < kReplyRepeats; ++i) {
+      for (const std::string& reply : answer::EnglishClarificationReplies()) texts.push_back(reply);
     }
     const std::string lm = o.kb_db + ".lm";
     auto built = asr::WriteDomainLm(texts, asr.pocketsphinx.dictionary, lm);

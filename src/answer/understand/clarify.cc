@@ -59,6 +59,9 @@ std::string InSentence(const std::string& topic) {
 }  // namespace
 
 Status ClarifyConfig::Validate() const {
+  if (when != "before_tiers" && when != "before_fallback") {
+    return InvalidArgumentError("when must be before_tiers or before_fallback, got '" + when + "'");
+  }
   if (!InUnit(choice_min_top_two) || !InUnit(choice_max_margin) ||
       !InUnit(confirm_min_probability)) {
     return InvalidArgumentError(
@@ -102,6 +105,15 @@ std::string ClarificationText(const PendingClarification& pending, const Clarify
                 InSentence(pending.topics[1]));
   }
   return Fill(config.confirm_text, "{a}", pending.topics.empty() ? "" : InSentence(pending.topics[0]));
+}
+
+const std::vector<std::string>& EnglishClarificationReplies() {
+  static const std::vector<std::string> kReplies = {
+      "yes", "yes please", "yeah", "yep", "yes that is right", "that's right", "correct",
+      "exactly", "sure", "okay", "no", "no thanks", "nope", "not really", "not quite",
+      "no that's wrong", "neither", "neither of them", "the first one", "the second one",
+      "the first", "the second", "the other one"};
+  return kReplies;
 }
 
 ClarificationReply ResolveClarification(const PendingClarification& pending,

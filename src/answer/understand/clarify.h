@@ -29,6 +29,12 @@ namespace hotline::answer {
 struct ClarifyConfig {
   // Off: unsure turns go to the tiers as before (knowledge base, model, fallback).
   bool enabled = false;
+  // When an unsure turn is clarified:
+  //   before_tiers     before any tier may answer it (no tier guesses; asks most often)
+  //   before_fallback  only when no tier answered it: the question replaces the rephrase request,
+  //                    and a turn two readings agree on (the knowledge base's passage and the
+  //                    classifier's guess, or the model past its gate) is answered without asking
+  std::string when = "before_tiers";
   // Choice: the two best intents together hold at least this much probability...
   double choice_min_top_two = 0.6;
   // ...and are within this margin of each other. Wider asks more often.
@@ -40,9 +46,14 @@ struct ClarifyConfig {
   std::string choice_text = "Is this about {a}, or about {b}?";
   std::string confirm_text = "You'd like help with {a}. Is that right?";
 
+  bool before_tiers() const { return when == "before_tiers"; }
+
   template <class V>
   void Visit(V& v) {
     v.Field("enabled", enabled, "Ask which topic instead of guessing when the classifier is unsure");
+    v.Field("when", when,
+            "before_tiers (ask before any tier answers an unsure turn) or before_fallback (only "
+            "when no tier answered)");
     v.Field("choice_min_top_two", choice_min_top_two,
             "Probability the two best intents must hold together to offer a choice");
     v.Field("choice_max_margin", choice_max_margin,
@@ -79,6 +90,11 @@ struct ClarificationReply {
   Outcome outcome = Outcome::kUnclear;
   std::string intent;  // kChosen: the intent
 };
+
+// What English-speaking callers say in reply to a clarifying question, as whole replies, each
+// of which ResolveClarification reads as yes, no, the first or the second. A recognizer's
+// language model needs them: a domain model built from questions alone hears "yes" as "yet".
+const std::vector<std::string>& EnglishClarificationReplies();
 
 // Reads `normalized` (NormalizeText of the reply, or a keypad digit) as an answer to `pending`:
 // yes / no (English and Chinese), first / second (words, ordinals, 1 / 2), or the words of one

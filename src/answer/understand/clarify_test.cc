@@ -71,6 +71,24 @@ TEST(Clarify, RepliesAreRead) {
   EXPECT_EQ(Read(confirm, "what are your hours").outcome, Outcome::kUnclear);
 }
 
+// Every reply the recognizer's language model is taught is read as something: yes or no to a
+// confirmation, or one of the two topics or neither for a choice.
+TEST(Clarify, EveryTaughtReplyIsUnderstood) {
+  using Outcome = ClarificationReply::Outcome;
+  const PendingClarification choice{PendingClarification::Kind::kChoice,
+                                    {"cancel_order", "track_order"},
+                                    {"Cancel order", "Track order"},
+                                    "what about my order"};
+  const PendingClarification confirm{PendingClarification::Kind::kConfirm, {"cancel_order"},
+                                     {"Cancel order"}, "cancel"};
+  ASSERT_FALSE(EnglishClarificationReplies().empty());
+  for (const std::string& reply : EnglishClarificationReplies()) {
+    const bool to_confirm = Read(confirm, reply.c_str()).outcome != Outcome::kUnclear;
+    const bool to_choice = Read(choice, reply.c_str()).outcome != Outcome::kUnclear;
+    EXPECT_TRUE(to_confirm || to_choice) << reply;
+  }
+}
+
 TEST(Clarify, ChineseRepliesAreRead) {
   const PendingClarification choice{PendingClarification::Kind::kChoice,
                                     {"check_bill", "billing_dispute"},
