@@ -178,10 +178,38 @@ std::optional<HistogramData> HistogramOf(const MetricSamples& m, std::string_vie
   return h;
 }
 
-DoctorReport Diagnose(const MetricSamples& m, const DoctorOptions& o) {
-  DoctorReport r;
+namespace {
 
-  // --- Latency: voice-to-voice and the stage behind its tail.
+// What to change when `stage` (a hotline_pipeline_stage_seconds label) holds the P99 tail.
+std::string SettingsForSlowStage(const std::string& stage, double p99) {
+  if (stage == "endpointing") {
+    return "the tail is end-of-turn detection (" + Ms(p99) +
+           " P99): lower speech_in.endpointer.trailing_silence_ms and "
+           "speech_in.endpointer.complete_silence_ms (fewer ms of silence end a turn; "
+           "too low cuts callers off mid-sentence)";
+  }
+  if (stage == "asr") {
+    return "the tail is the recognizer's final result (" + Ms(p99) +
+           " P99): narrow asr.pocketsphinx.beam and asr.pocketsphinx.word_beam (faster, "
+           "somewhat less accurate), or serve fewer calls per process (calls.max_calls)";
+  }
+  if (stage == "answer") {
+    return "the tail is answering (" + Ms(p99) +
+           " P99), the language model's share grows with the prompt: lower "
+           "answer.kb.top_k (fewer passages per prompt) and llm.engine.max_seq_len "
+           "(long histories are truncated sooner); call.answer_timeout_ms caps the "
+           "worst case";
+  }
+  if (stage == "tts_first_audio") {
+    return "the tail is the first synthesized audio (" + Ms(p99) +
+           " P99): keep the audio cache on, lower tts.flite.chunk_ms, or serve fewer "
+           "calls per process (calls.max_calls)";
+  }
+  return "no stage histogram explains it: check CPU load; lower calls.max_calls";
+}
+
+// Latency: voice-to-voice, and the stage behind its tail.
+void CheckLatency(const MetricSamples& m, const DoctorOptions& o, DoctorReport& r) {
   auto v2v = HistogramOf(m, "hotline_pipeline_voice_to_voice_seconds");
   if (v2v && v2v->count > 0) {
     const double p50 = *v2v->Quantile(0.5), p95 = *v2v->Quantile(0.95), p99 = *v2v->Quantile(0.99);
@@ -216,34 +244,14 @@ DoctorReport Diagnose(const MetricSamples& m, const DoctorOptions& o) {
         f.figures += "; LLM prompts average " + Fmt("%.0f", prompt_tokens / llm_requests) +
                      " tokens over " + Fmt("%.0f", llm_requests) + " requests";
       }
-      if (worst == "endpointing") {
-        f.settings = "the tail is end-of-turn detection (" + Ms(worst_p99) +
-                     " P99): lower speech_in.endpointer.trailing_silence_ms and "
-                     "speech_in.endpointer.complete_silence_ms (fewer ms of silence end a turn; "
-                     "too low cuts callers off mid-sentence)";
-      } else if (worst == "asr") {
-        f.settings = "the tail is the recognizer's final result (" + Ms(worst_p99) +
-                     " P99): narrow asr.pocketsphinx.beam and asr.pocketsphinx.word_beam (faster, "
-                     "somewhat less accurate), or serve fewer calls per process "
-                     "(calls.max_calls)";
-      } else if (worst == "answer") {
-        f.settings = "the tail is answering (" + Ms(worst_p99) +
-                     " P99), the language model's share grows with the prompt: lower "
-                     "answer.kb.top_k (fewer passages per prompt) and llm.engine.max_seq_len "
-                     "(long histories are truncated sooner); call.answer_timeout_ms caps the "
-                     "worst case";
-      } else if (worst == "tts_first_audio") {
-        f.settings = "the tail is the first synthesized audio (" + Ms(worst_p99) +
-                     " P99): keep the audio cache on, lower tts.flite.chunk_ms, or serve fewer "
-                     "calls per process (calls.max_calls)";
-      } else {
-        f.settings = "no stage histogram explains it: check CPU load; lower calls.max_calls";
-      }
+      f.settings = SettingsForSlowStage(worst, worst_p99);
       r.findings.push_back(std::move(f));
     }
   }
+}
 
-  // --- The embedded engine's queue: requests waiting while others do not.
+// The embedded engine's queue: requests waiting while others do not.
+void CheckEngineQueue(const MetricSamples& m, const DoctorOptions& o, DoctorReport& r) {
   auto queue = HistogramOf(m, "hotline_llm_queue_seconds");
   if (queue && queue->count > 0) {
     const double q50 = *queue->Quantile(0.5), q95 = *queue->Quantile(0.95);
@@ -259,15 +267,18 @@ DoctorReport Diagnose(const MetricSamples& m, const DoctorOptions& o) {
       f.settings = q50 < q95 / 4
                        ? "bursts queue while the engine is otherwise idle (uneven utilization): "
                          "raise llm.engine.max_batch_size and llm.engine.max_num_batched_tokens "
-                         "so a burst's requests share forward passes, and keep llm.engine.max_queue short enough to shed load"
+                         "so a burst's requests share forward passes, and keep "
+                         "llm.engine.max_queue short enough to shed load"
                        : "the engine is saturated: raise llm.engine.max_batch_size, give it "
                          "more llm.engine.threads, or move the model to a pool of servers "
                          "(llm.backend=openai, llm.openai.base_url at a vLLM pool)";
       r.findings.push_back(std::move(f));
     }
   }
+}
 
-  // --- Cache tiers.
+// Cache tiers: how many answers they give.
+void CheckCacheTiers(const MetricSamples& m, const DoctorOptions& o, DoctorReport& r) {
   const double answers = m.Sum("hotline_pipeline_answers_total");
   if (answers > 0) {
     std::string per_tier;
@@ -298,8 +309,10 @@ DoctorReport Diagnose(const MetricSamples& m, const DoctorOptions& o) {
       r.findings.push_back(std::move(f));
     }
   }
+}
 
-  // --- Capacity.
+// Capacity: dropped audio, pacer stalls, calls turned away.
+void CheckCapacity(const MetricSamples& m, DoctorReport& r) {
   const double dropped = m.Sum("hotline_pipeline_audio_dropped_total");
   if (dropped > 0) {
     r.findings.push_back({"inbound_audio_dropped",
@@ -325,6 +338,16 @@ DoctorReport Diagnose(const MetricSamples& m, const DoctorOptions& o) {
                           "raise calls.max_calls if latency allows (see the call benchmark), or "
                           "add processes"});
   }
+}
+
+}  // namespace
+
+DoctorReport Diagnose(const MetricSamples& m, const DoctorOptions& o) {
+  DoctorReport r;
+  CheckLatency(m, o, r);
+  CheckEngineQueue(m, o, r);
+  CheckCacheTiers(m, o, r);
+  CheckCapacity(m, r);
   return r;
 }
 
