@@ -84,53 +84,37 @@ std::string Share(const answer::FlipCount& c) {
   return buf;
 }
 
-int RunEvalFlips(std::span<const std::string> argv) {
-  auto parsed = Args::Parse(argv, {"--set", "--train", "--train-key", "--examples-per-intent",
-                                   "--seed"});
-  if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
-  Args& args = *parsed;
-  const std::string set_path =
-      args.GetOr("--set", std::string(HOTLINE_ASSETS_DIR) + "/eval/semantic_flips.tsv");
-  auto train_path = args.Get("--train");
-  const std::string train_key = args.GetOr("--train-key", "");
-  const std::string sizes_arg = args.GetOr("--examples-per-intent", "5,all");
-  auto seed = args.GetInt("--seed", 1, 0, 1 << 30);
-  const bool json = args.Has("--json");
-  if (!seed.ok()) return UsageError(seed.status().message(), kUsage);
-  if (Status s = args.Finish(); !s.ok()) return UsageError(s.message(), kUsage);
-  if (!args.positional().empty()) {
-    return UsageError("unexpected argument '" + args.positional()[0] + "'", kUsage);
-  }
-  if (!train_path) return UsageError("--train is required", kUsage);
-  std::vector<int> sizes;  // 0 = all
-  {
-    std::stringstream ss(sizes_arg);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-      if (item == "all") {
-        sizes.push_back(0);
-        continue;
-      }
-      char* end = nullptr;
-      const long v = std::strtol(item.c_str(), &end, 10);
-      if (item.empty() || *end != '\0' || v < 2 || v > 100000) {
-        return UsageError("--examples-per-intent: '" + item + "' is not a count >= 2 or 'all'",
-                          kUsage);
-      }
-      sizes.push_back(static_cast<int>(v));
+// "5,20,all" -> {5, 20, 0} (0 = every example).
+Result<std::vector<int>> ParseSizes(const std::string& arg) {
+  std::vector<int> sizes;
+  std::stringstream ss(arg);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item == "all") {
+      sizes.push_back(0);
+      continue;
     }
-    if (sizes.empty()) return UsageError("--examples-per-intent is empty", kUsage);
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 2 || v > 100000) {
+      return InvalidArgumentError("--examples-per-intent: '" + item +
+                                  "' is not a count >= 2 or 'all'");
+    }
+    sizes.push_back(static_cast<int>(v));
   }
+  if (sizes.empty()) return InvalidArgumentError("--examples-per-intent is empty");
+  return sizes;
+}
 
-  auto set = answer::LoadFlipSet(set_path);
-  if (!set.ok()) return Fail(set.status().WithContext("--set"));
-  auto train = answer::LoadLabelledTexts(*train_path, train_key);
-  if (!train.ok()) return Fail(train.status().WithContext("--train"));
-
+// Per example count: the default threshold, the bounded calibration and the point estimate,
+// each run over the flip set with the meaning guard on and off.
+std::vector<Scenario> RunScenarios(const std::vector<answer::FlipPair>& set,
+                                   const std::vector<answer::LabelledText>& train,
+                                   const std::vector<int>& sizes, int seed) {
   std::vector<Scenario> scenarios;
   const answer::SemanticCacheConfig defaults;
   for (int k : sizes) {
-    const std::vector<answer::LabelledText> part = PerLabel(*train, k, static_cast<int>(*seed));
+    const std::vector<answer::LabelledText> part = PerLabel(train, k, seed);
     std::vector<std::string> questions, labels;
     for (const auto& t : part) {
       questions.push_back(answer::RedactPii(answer::NormalizeText(t.text)));
@@ -149,35 +133,40 @@ int RunEvalFlips(std::span<const std::string> argv) {
       } else {
         sc.cal = answer::CalibrateSemanticThreshold(questions, labels, space, cfg);
       }
-      sc.guarded = answer::RunFlipSet(*set, space, sc.cal.threshold, true);
-      sc.unguarded = answer::RunFlipSet(*set, space, sc.cal.threshold, false);
+      sc.guarded = answer::RunFlipSet(set, space, sc.cal.threshold, true);
+      sc.unguarded = answer::RunFlipSet(set, space, sc.cal.threshold, false);
       std::fprintf(stderr, "examples %s, %s: threshold %.3f\n", sc.examples.c_str(),
                    method.c_str(), sc.cal.threshold);
       scenarios.push_back(std::move(sc));
     }
   }
+  return scenarios;
+}
 
-  if (json) {
-    nlohmann::json j;
-    j["set"] = set_path;
-    j["pairs"] = set->size();
-    j["train"] = *train_path;
-    for (const Scenario& sc : scenarios) {
-      j["scenarios"].push_back({{"examples_per_intent", sc.examples},
-                                {"method", sc.method},
-                                {"calibration_questions", sc.questions},
-                                {"threshold", sc.cal.threshold},
-                                {"bounded", sc.cal.bounded},
-                                {"calibration_false_hit_rate", sc.cal.false_hit_rate},
-                                {"calibration_false_hit_bound", sc.cal.false_hit_bound},
-                                {"guarded", RunJson(sc.guarded)},
-                                {"unguarded", RunJson(sc.unguarded)}});
-    }
-    std::cout << j.dump(2) << "\n";
-    return 0;
+void PrintJson(const std::string& set_path, size_t pairs, const std::string& train_path,
+               const std::vector<Scenario>& scenarios) {
+  nlohmann::json j;
+  j["set"] = set_path;
+  j["pairs"] = pairs;
+  j["train"] = train_path;
+  for (const Scenario& sc : scenarios) {
+    j["scenarios"].push_back({{"examples_per_intent", sc.examples},
+                              {"method", sc.method},
+                              {"calibration_questions", sc.questions},
+                              {"threshold", sc.cal.threshold},
+                              {"bounded", sc.cal.bounded},
+                              {"calibration_false_hit_rate", sc.cal.false_hit_rate},
+                              {"calibration_false_hit_bound", sc.cal.false_hit_bound},
+                              {"guarded", RunJson(sc.guarded)},
+                              {"unguarded", RunJson(sc.unguarded)}});
   }
+  std::cout << j.dump(2) << "\n";
+}
+
+void PrintTable(const std::string& set_path, size_t pairs, const std::string& train_path,
+                const std::vector<Scenario>& scenarios) {
   std::printf("flip set %s: %zu pairs; features and calibration from %s\n", set_path.c_str(),
-              set->size(), train_path->c_str());
+              pairs, train_path.c_str());
   std::printf("%-9s %-8s %9s %-8s | %-37s | %-9s | %s\n", "examples", "method", "threshold",
               "evidence", "flips hit, guard on: dev / test", "controls", "flips hit, guard off");
   for (const Scenario& sc : scenarios) {
@@ -209,6 +198,40 @@ int RunEvalFlips(std::span<const std::string> argv) {
                   sc.examples.c_str(), sc.method.c_str(), p->line, p->split.c_str(),
                   p->kind.c_str(), p->stored.c_str(), p->probe.c_str());
     }
+  }
+}
+
+int RunEvalFlips(std::span<const std::string> argv) {
+  auto parsed = Args::Parse(argv, {"--set", "--train", "--train-key", "--examples-per-intent",
+                                   "--seed"});
+  if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
+  Args& args = *parsed;
+  const std::string set_path =
+      args.GetOr("--set", std::string(HOTLINE_ASSETS_DIR) + "/eval/semantic_flips.tsv");
+  auto train_path = args.Get("--train");
+  const std::string train_key = args.GetOr("--train-key", "");
+  const std::string sizes_arg = args.GetOr("--examples-per-intent", "5,all");
+  auto seed = args.GetInt("--seed", 1, 0, 1 << 30);
+  const bool json = args.Has("--json");
+  if (!seed.ok()) return UsageError(seed.status().message(), kUsage);
+  if (Status s = args.Finish(); !s.ok()) return UsageError(s.message(), kUsage);
+  if (!args.positional().empty()) {
+    return UsageError("unexpected argument '" + args.positional()[0] + "'", kUsage);
+  }
+  if (!train_path) return UsageError("--train is required", kUsage);
+  auto sizes = ParseSizes(sizes_arg);
+  if (!sizes.ok()) return UsageError(sizes.status().message(), kUsage);
+
+  auto set = answer::LoadFlipSet(set_path);
+  if (!set.ok()) return Fail(set.status().WithContext("--set"));
+  auto train = answer::LoadLabelledTexts(*train_path, train_key);
+  if (!train.ok()) return Fail(train.status().WithContext("--train"));
+  const std::vector<Scenario> scenarios =
+      RunScenarios(*set, *train, *sizes, static_cast<int>(*seed));
+  if (json) {
+    PrintJson(set_path, set->size(), *train_path, scenarios);
+  } else {
+    PrintTable(set_path, set->size(), *train_path, scenarios);
   }
   return 0;
 }
