@@ -442,13 +442,15 @@ std::string FormatSpokenTable(const SpokenReport& r) {
                   pct(c.right_after_clarification).c_str(), fin);
     out += line;
   }
+  out +=
+      "int.txt/int.asr: intent accuracy on the written question / the transcript; penalty = "
+      "their difference (points);\nright/wrong/fallbk: answers from the question's intent's "
+      "article / any other answer (out of scope: any answer) / the fallback;\nclarif: asked a "
+      "clarifying question instead; +right: of all questions, answered right after a cooperative "
+      "caller's reply to it;\n";
   std::snprintf(line, sizeof line,
-                "int.txt/int.asr: intent accuracy on the written question / the transcript; "
-                "penalty = their difference (points);\nright/wrong/fallbk: answers from the "
-                "question's intent's article / any other answer (out of scope: any answer) / the "
-                "fallback;\nclarif: asked a clarifying question instead; +right: of all questions, "
-                "answered right after a cooperative caller's reply to it;\nfin50/fin99: recognizer final pass P50/P99 (ms). %zu synthesized, "
-                "%zu from the speech cache, %.0f s.\n",
+                "fin50/fin99: recognizer final pass P50/P99 (ms). %zu synthesized, %zu from the "
+                "speech cache, %.0f s.\n",
                 r.synthesized, r.cached, r.wall_s);
   out += line;
   return out;

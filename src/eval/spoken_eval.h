@@ -92,8 +92,9 @@ struct SpokenItem {
   double wer = 0;
   std::string text_intent;   // accepted intent of the written question ("" rejected)
   std::string heard_intent;  // accepted intent of the transcript
-  // The classifier's best guess for the transcript, accepted or not, with its probability and
-  // calibrated confidence and margin over the runner-up; and the knowledge base's best passage for it (intent, BM25 score).
+  // The classifier's best guess for the transcript, accepted or not, with its probability,
+  // calibrated confidence and margin over the runner-up; and the knowledge base's best passage
+  // for it (intent, BM25 score).
   std::string guess, runner_up;
   double guess_probability = 0, guess_confidence = 0, guess_margin = 0;
   std::string kb_top_intent;
