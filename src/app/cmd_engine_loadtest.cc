@@ -6,7 +6,6 @@
 // and errors. All clients share a system prompt (the prefix cache's case) and differ in the user
 // turn.
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -38,6 +37,109 @@ double Percentile(std::vector<double> v, double q) {
   const size_t lo = static_cast<size_t>(pos);
   const size_t hi = std::min(lo + 1, v.size() - 1);
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+// One streamed chat completion: time to its first content delta, the gaps between deltas.
+struct StreamTiming {
+  Status status;
+  double first_ms = -1;  // < 0: no content streamed
+  std::vector<double> inter_ms;
+  long deltas = 0;
+};
+
+StreamTiming StreamOne(const net::HttpClient& client, const std::string& endpoint,
+                       const nlohmann::json& body) {
+  StreamTiming t;
+  const auto sent = std::chrono::steady_clock::now();
+  auto last = sent;
+  int status = 0;
+  std::string error_body;
+  net::SseParser parser([&](const net::SseEvent& ev) -> Status {
+    if (ev.data == "[DONE]") return Status::Ok();
+    auto j = nlohmann::json::parse(ev.data, nullptr, false);
+    if (j.is_discarded()) return DataLossError("bad JSON in an SSE event");
+    if (j.contains("error")) return UnavailableError("server error: " + ev.data);
+    if (!j.contains("choices") || !j["choices"].is_array() || j["choices"].empty()) {
+      return Status::Ok();  // usage chunk
+    }
+    const auto& delta = j["choices"][0]["delta"];
+    if (!delta.is_object() || !delta.contains("content") || !delta["content"].is_string() ||
+        delta["content"].get<std::string>().empty()) {
+      return Status::Ok();
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (t.first_ms < 0) {
+      t.first_ms = std::chrono::duration<double, std::milli>(now - sent).count();
+    } else {
+      t.inter_ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
+    }
+    last = now;
+    ++t.deltas;
+    return Status::Ok();
+  });
+  net::HttpStreamCallbacks cb;
+  cb.on_head = [&](const net::HttpResponseHead& h) {
+    status = h.status;
+    return Status::Ok();
+  };
+  cb.on_body = [&](std::string_view bytes) -> Status {
+    if (status != 200) {
+      if (error_body.size() < 2000) error_body.append(bytes);
+      return Status::Ok();
+    }
+    return parser.Feed(bytes);
+  };
+  Status s = client.Stream(net::HttpRequest::Post(endpoint, body.dump(), "application/json"), cb);
+  if (s.ok() && status == 200) s = parser.Finish();
+  if (s.ok() && status != 200) {
+    s = UnavailableError("HTTP " + std::to_string(status) + ": " + error_body);
+  }
+  t.status = std::move(s);
+  return t;
+}
+
+// What every client's requests added up to.
+struct LoadTotals {
+  std::vector<double> first_ms, inter_ms;
+  long deltas = 0, errors = 0, ok = 0;
+  std::string first_error;
+  double wall_s = 0;
+};
+
+void PrintLoadtest(const LoadTotals& t, const std::string& url, const std::string& endpoint,
+                   long long clients, long long requests, long long max_tokens, bool json) {
+  const double dps = static_cast<double>(t.deltas) / t.wall_s;
+  if (json) {
+    nlohmann::json out = {
+        {"url", url},
+        {"clients", clients},
+        {"requests_per_client", requests},
+        {"max_tokens", max_tokens},
+        {"ok", t.ok},
+        {"errors", t.errors},
+        {"wall_s", t.wall_s},
+        {"deltas_per_s", dps},
+        {"first_token_ms",
+         {{"p50", Percentile(t.first_ms, 0.5)},
+          {"p90", Percentile(t.first_ms, 0.9)},
+          {"p99", Percentile(t.first_ms, 0.99)}}},
+        {"inter_token_ms",
+         {{"p50", Percentile(t.inter_ms, 0.5)},
+          {"p90", Percentile(t.inter_ms, 0.9)},
+          {"p99", Percentile(t.inter_ms, 0.99)}}},
+    };
+    if (!t.first_error.empty()) out["first_error"] = t.first_error;
+    std::printf("%s\n", out.dump().c_str());
+    return;
+  }
+  std::printf("%lld clients x %lld requests against %s: %ld ok, %ld errors, %.1f s\n", clients,
+              requests, endpoint.c_str(), t.ok, t.errors, t.wall_s);
+  std::printf("first token ms   p50 %.1f  p90 %.1f  p99 %.1f\n", Percentile(t.first_ms, 0.5),
+              Percentile(t.first_ms, 0.9), Percentile(t.first_ms, 0.99));
+  std::printf("inter-token ms   p50 %.1f  p90 %.1f  p99 %.1f\n", Percentile(t.inter_ms, 0.5),
+              Percentile(t.inter_ms, 0.9), Percentile(t.inter_ms, 0.99));
+  std::printf("aggregate %.1f deltas/s\n", dps);
+  if (!t.first_error.empty()) std::printf("first error: %s\n", t.first_error.c_str());
 }
 
 int RunLoadtest(std::span<const std::string> argv) {
@@ -78,9 +180,7 @@ int RunLoadtest(std::span<const std::string> argv) {
   hc.total_timeout_ms = 600000;
   const net::HttpClient client(hc);
   std::mutex mu;
-  std::vector<double> first_ms, inter_ms;
-  std::atomic<long> deltas{0}, errors{0}, ok{0};
-  std::string first_error;
+  LoadTotals totals;
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
   for (long long c = 0; c < *clients; ++c) {
@@ -95,101 +195,26 @@ int RunLoadtest(std::span<const std::string> argv) {
                                  {{"role", "user"},
                                   {"content", "Caller " + std::to_string(c) + ", question " +
                                                   std::to_string(k) + ": where is my order?"}}}}};
-        std::vector<double> my_inter;
-        double my_first = -1;
-        auto sent = std::chrono::steady_clock::now();
-        auto last = sent;
-        int status = 0;
-        std::string error_body;
-        net::SseParser parser([&](const net::SseEvent& ev) -> Status {
-          if (ev.data == "[DONE]") return Status::Ok();
-          auto j = nlohmann::json::parse(ev.data, nullptr, false);
-          if (j.is_discarded()) return DataLossError("bad JSON in an SSE event");
-          if (j.contains("error")) return UnavailableError("server error: " + ev.data);
-          if (!j.contains("choices") || !j["choices"].is_array() || j["choices"].empty()) {
-            return Status::Ok();  // usage chunk
-          }
-          const auto& delta = j["choices"][0]["delta"];
-          if (!delta.is_object() || !delta.contains("content") || !delta["content"].is_string() ||
-              delta["content"].get<std::string>().empty()) {
-            return Status::Ok();
-          }
-          const auto now = std::chrono::steady_clock::now();
-          if (my_first < 0) {
-            my_first = std::chrono::duration<double, std::milli>(now - sent).count();
-          } else {
-            my_inter.push_back(std::chrono::duration<double, std::milli>(now - last).count());
-          }
-          last = now;
-          deltas.fetch_add(1);
-          return Status::Ok();
-        });
-        net::HttpStreamCallbacks cb;
-        cb.on_head = [&](const net::HttpResponseHead& h) {
-          status = h.status;
-          return Status::Ok();
-        };
-        cb.on_body = [&](std::string_view bytes) -> Status {
-          if (status != 200) {
-            if (error_body.size() < 2000) error_body.append(bytes);
-            return Status::Ok();
-          }
-          return parser.Feed(bytes);
-        };
-        Status s =
-            client.Stream(net::HttpRequest::Post(endpoint, body.dump(), "application/json"), cb);
-        if (s.ok() && status == 200) s = parser.Finish();
-        if (s.ok() && status != 200) {
-          s = UnavailableError("HTTP " + std::to_string(status) + ": " + error_body);
-        }
+        StreamTiming t = StreamOne(client, endpoint, body);
         std::lock_guard<std::mutex> lock(mu);
-        if (!s.ok() || my_first < 0) {
-          errors.fetch_add(1);
-          if (first_error.empty()) first_error = s.ok() ? "no content streamed" : s.ToString();
+        totals.deltas += t.deltas;
+        if (!t.status.ok() || t.first_ms < 0) {
+          ++totals.errors;
+          if (totals.first_error.empty()) {
+            totals.first_error = t.status.ok() ? "no content streamed" : t.status.ToString();
+          }
           continue;
         }
-        ok.fetch_add(1);
-        first_ms.push_back(my_first);
-        inter_ms.insert(inter_ms.end(), my_inter.begin(), my_inter.end());
+        ++totals.ok;
+        totals.first_ms.push_back(t.first_ms);
+        totals.inter_ms.insert(totals.inter_ms.end(), t.inter_ms.begin(), t.inter_ms.end());
       }
     });
   }
   for (auto& t : threads) t.join();
-  const double wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double dps = static_cast<double>(deltas.load()) / wall_s;
-  if (json) {
-    nlohmann::json out = {
-        {"url", url},
-        {"clients", *clients},
-        {"requests_per_client", *requests},
-        {"max_tokens", *max_tokens},
-        {"ok", ok.load()},
-        {"errors", errors.load()},
-        {"wall_s", wall_s},
-        {"deltas_per_s", dps},
-        {"first_token_ms",
-         {{"p50", Percentile(first_ms, 0.5)},
-          {"p90", Percentile(first_ms, 0.9)},
-          {"p99", Percentile(first_ms, 0.99)}}},
-        {"inter_token_ms",
-         {{"p50", Percentile(inter_ms, 0.5)},
-          {"p90", Percentile(inter_ms, 0.9)},
-          {"p99", Percentile(inter_ms, 0.99)}}},
-    };
-    if (!first_error.empty()) out["first_error"] = first_error;
-    std::printf("%s\n", out.dump().c_str());
-  } else {
-    std::printf("%lld clients x %lld requests against %s: %ld ok, %ld errors, %.1f s\n", *clients,
-                *requests, endpoint.c_str(), ok.load(), errors.load(), wall_s);
-    std::printf("first token ms   p50 %.1f  p90 %.1f  p99 %.1f\n", Percentile(first_ms, 0.5),
-                Percentile(first_ms, 0.9), Percentile(first_ms, 0.99));
-    std::printf("inter-token ms   p50 %.1f  p90 %.1f  p99 %.1f\n", Percentile(inter_ms, 0.5),
-                Percentile(inter_ms, 0.9), Percentile(inter_ms, 0.99));
-    std::printf("aggregate %.1f deltas/s\n", dps);
-    if (!first_error.empty()) std::printf("first error: %s\n", first_error.c_str());
-  }
-  return errors.load() == 0 ? 0 : 1;
+  totals.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  PrintLoadtest(totals, url, endpoint, *clients, *requests, *max_tokens, json);
+  return totals.errors == 0 ? 0 : 1;
 }
 
 const CommandRegistrar kLoadtest({"engine loadtest",
