@@ -1,5 +1,7 @@
-// Shared by `hotline call` and `hotline demo`: the call stack's options from the root
-// configuration, and the per-turn report (text or JSON). Implemented in cmd_call.cc.
+// Shared by `hotline call`, `hotline demo` and the commands that build a call's objects: the call
+// stack's options from the root configuration (call_runner.cc, in the hotline_cli library, so
+// tests build stacks the way the commands do), and the per-turn report, text or JSON
+// (cmd_call.cc).
 #pragma once
 
 #include <cstdio>

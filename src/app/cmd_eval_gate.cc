@@ -28,7 +28,7 @@
 #include "answer/understand/normalize.h"
 #include "app/cli.h"
 #include "app/hotline_config.h"
-#include "asr/lm_builder.h"
+#include "pipeline/call_stack.h"
 #include "asr/recognizer.h"
 #include "asr/wer.h"
 #include "audio/g711.h"
@@ -357,18 +357,8 @@ int RunEvalGate(std::span<const std::string> argv) {
   if (*spoken > 0) {
     asr::AsrConfig asr_cfg = cfg->asr;
     const std::string lm = "/tmp/hotline_eval_gate_" + std::to_string(getpid()) + ".lm";
-    if (asr_cfg.backend == "pocketsphinx" && asr_cfg.pocketsphinx.domain_lm.empty()) {
-      auto rows = asr::ReadTrainingTexts(kb_csv, "questions");
-      if (!rows.ok()) return Fail(rows.status());
-      std::vector<std::string> texts;
-      for (const std::string& row : *rows) {
-        for (std::string& q : answer::SplitQuestions(row)) texts.push_back(std::move(q));
-      }
-      auto built = asr::WriteDomainLm(texts, asr_cfg.pocketsphinx.dictionary, lm);
-      if (!built.ok()) return Fail(built.status().WithContext("domain language model"));
-      asr_cfg.pocketsphinx.domain_lm = lm;
-      if (asr_cfg.pocketsphinx.lm_mode == "switched")
-        asr_cfg.pocketsphinx.dictionary = lm + ".dict";
+    if (auto lm_files = pipeline::UseKnowledgeBaseLm(asr_cfg, kb_csv, lm); !lm_files.ok()) {
+      return Fail(lm_files.status());
     }
     auto recognizer = asr::CreateRecognizer(asr_cfg);
     tts::TtsConfig tc = cfg->tts;

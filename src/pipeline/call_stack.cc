@@ -66,31 +66,37 @@ Result<CacheFlushReport> CallStack::FlushAnswerCaches() {
   return r;
 }
 
+Result<std::vector<std::string>> UseKnowledgeBaseLm(asr::AsrConfig& asr, const std::string& kb_csv,
+                                                    const std::string& lm_path) {
+  if (asr.backend != "pocketsphinx" || !asr.pocketsphinx.domain_lm.empty()) {
+    return std::vector<std::string>();
+  }
+  ASSIGN_OR_RETURN(std::vector<std::string> rows, asr::ReadTrainingTexts(kb_csv, "questions"));
+  std::vector<std::string> texts;
+  for (const std::string& row : rows) {  // "question|question|..."
+    for (std::string& q : answer::SplitQuestions(row)) texts.push_back(std::move(q));
+  }
+  // Callers also answer the line's own questions ("Is that right?"): their replies, often
+  // enough that a short "yes" is not heard as the nearest question word.
+  constexpr int kReplyRepeats = 20;
+  for (int i = 0; i < kReplyRepeats; ++i) {
+    for (const std::string& reply : answer::EnglishClarificationReplies()) texts.push_back(reply);
+  }
+  auto built = asr::WriteDomainLm(texts, asr.pocketsphinx.dictionary, lm_path);
+  if (!built.ok()) return built.status().WithContext("domain language model from the knowledge base");
+  asr.pocketsphinx.domain_lm = lm_path;
+  if (asr.pocketsphinx.lm_mode == "switched") asr.pocketsphinx.dictionary = lm_path + ".dict";
+  return std::vector<std::string>{lm_path, lm_path + ".dict"};
+}
+
 Result<std::unique_ptr<CallStack>> CallStack::Build(const CallStackOptions& o) {
   RETURN_IF_ERROR(o.call.Validate().WithContext("call"));
   if (o.kb_db.empty()) return InvalidArgumentError("call stack: no knowledge-base database path");
   std::unique_ptr<CallStack> s(new CallStack());
   s->kb_csv_ = o.kb_csv;
   asr::AsrConfig asr = o.asr;
-  if (o.domain_lm_from_kb && asr.backend == "pocketsphinx" && asr.pocketsphinx.domain_lm.empty() &&
-      !o.kb_csv.empty()) {
-    ASSIGN_OR_RETURN(std::vector<std::string> rows, asr::ReadTrainingTexts(o.kb_csv, "questions"));
-    std::vector<std::string> texts;
-    for (const std::string& row : rows) {  // "question|question|..."
-      for (std::string& q : answer::SplitQuestions(row)) texts.push_back(std::move(q));
-    }
-    // Callers also answer the line's own questions ("Is that right?"): their replies, often
-    // enough that a short "yes" is not heard as the nearest question word.
-    constexpr int kReplyRepeats = 20;
-    for (int i = 0; i < kReplyRepeats; ++i) {
-      for (const std::string& reply : answer::EnglishClarificationReplies()) texts.push_back(reply);
-    }
-    const std::string lm = o.kb_db + ".lm";
-    auto built = asr::WriteDomainLm(texts, asr.pocketsphinx.dictionary, lm);
-    if (!built.ok()) return built.status().WithContext("domain language model from the knowledge base");
-    s->generated_files_ = {lm, lm + ".dict"};
-    asr.pocketsphinx.domain_lm = lm;
-    if (asr.pocketsphinx.lm_mode == "switched") asr.pocketsphinx.dictionary = lm + ".dict";
+  if (o.domain_lm_from_kb && !o.kb_csv.empty()) {
+    ASSIGN_OR_RETURN(s->generated_files_, UseKnowledgeBaseLm(asr, o.kb_csv, o.kb_db + ".lm"));
   }
   ASSIGN_OR_RETURN(s->recognizer_, asr::CreateRecognizer(asr));
   // Every call's final pass is bounded by call.asr_timeout_ms: a stuck recognizer costs the

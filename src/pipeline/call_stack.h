@@ -76,6 +76,14 @@ struct CacheFlushReport {
 inline constexpr int kOpenAiAnswerBatch = 16;
 int AnswerWorkers(const CallConfig& call, const llm::LlmConfig& llm);
 
+// Gives a pocketsphinx recognizer without a domain model of its own (`asr`) the one a call uses:
+// built at `lm_path` (+ ".dict") from `kb_csv`'s example questions and the replies callers give
+// to the line's own questions (answer::EnglishClarificationReplies). Returns the files written,
+// for the caller to remove; none when `asr` already has a model or is another backend.
+// Blocking: reads the CSV, writes the model.
+Result<std::vector<std::string>> UseKnowledgeBaseLm(asr::AsrConfig& asr, const std::string& kb_csv,
+                                                    const std::string& lm_path);
+
 class CallStack {
  public:
   static Result<std::unique_ptr<CallStack>> Build(const CallStackOptions& options);

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
+#include "app/call_runner.h"
 #include "app/hotline_config.h"
 #include "common/build_paths.h"
 #include "pipeline/call_stack.h"
@@ -50,9 +51,7 @@ TEST(BankingClarifyCall, AnUnsureQuestionIsConfirmedThenAnswered) {
   auto cfg = LoadHotlineConfig(std::string(HOTLINE_SOURCE_DIR) + "/config/banking.yaml", {});
   ASSERT_TRUE(cfg.ok()) << cfg.status();
   ASSERT_TRUE(cfg->answer.clarify.enabled) << "the banking line clarifies";
-  pipeline::CallStackOptions o;
-  o.answer = cfg->answer;  // what config/banking.yaml sets: the answer chain, no language model
-  o.llm = cfg->llm;
+  pipeline::CallStackOptions o = cli::CallStackOptionsFrom(*cfg);  // as `hotline serve` builds it
   o.kb_csv = std::string(HOTLINE_SOURCE_DIR) + "/assets/kb/banking/kb.csv";
   o.kb_db = Scratch("kb.sqlite");
   o.audio_cache = false;

@@ -25,6 +25,17 @@ std::string Topic(const std::string& intent) {
   return "";
 }
 
+// "Is this about cancel order, or about track order?"
+PendingClarification OrderChoice() {
+  return {PendingClarification::Kind::kChoice, {"cancel_order", "track_order"},
+          {"Cancel order", "Track order"}, "what about my order"};
+}
+
+// "You'd like help with cancel order. Is that right?"
+PendingClarification CancelConfirmation() {
+  return {PendingClarification::Kind::kConfirm, {"cancel_order"}, {"Cancel order"}, "cancel"};
+}
+
 TEST(Clarify, ChoiceConfirmOrNothing) {
   ClarifyConfig c;
   c.enabled = true;
@@ -51,10 +62,7 @@ ClarificationReply Read(const PendingClarification& p, const char* reply) {
 
 TEST(Clarify, RepliesAreRead) {
   using Outcome = ClarificationReply::Outcome;
-  const PendingClarification choice{PendingClarification::Kind::kChoice,
-                                    {"cancel_order", "track_order"},
-                                    {"Cancel order", "Track order"},
-                                    "what about my order"};
+  const PendingClarification choice = OrderChoice();
   EXPECT_EQ(Read(choice, "The first one, please.").intent, "cancel_order");
   EXPECT_EQ(Read(choice, "the other one").intent, "track_order");
   EXPECT_EQ(Read(choice, "2").intent, "track_order");
@@ -63,8 +71,7 @@ TEST(Clarify, RepliesAreRead) {
   EXPECT_EQ(Read(choice, "neither").outcome, Outcome::kDeclined);
   EXPECT_EQ(Read(choice, "yes").outcome, Outcome::kUnclear);  // yes to "A or B?" says nothing
   EXPECT_EQ(Read(choice, "my order").outcome, Outcome::kUnclear);  // both topics' word
-  const PendingClarification confirm{PendingClarification::Kind::kConfirm, {"cancel_order"},
-                                     {"Cancel order"}, "cancel"};
+  const PendingClarification confirm = CancelConfirmation();
   EXPECT_EQ(Read(confirm, "Yes, that's right").intent, "cancel_order");
   EXPECT_EQ(Read(confirm, "yeah").outcome, Outcome::kChosen);
   EXPECT_EQ(Read(confirm, "No, I meant something else").outcome, Outcome::kDeclined);
@@ -75,12 +82,8 @@ TEST(Clarify, RepliesAreRead) {
 // confirmation, or one of the two topics or neither for a choice.
 TEST(Clarify, EveryTaughtReplyIsUnderstood) {
   using Outcome = ClarificationReply::Outcome;
-  const PendingClarification choice{PendingClarification::Kind::kChoice,
-                                    {"cancel_order", "track_order"},
-                                    {"Cancel order", "Track order"},
-                                    "what about my order"};
-  const PendingClarification confirm{PendingClarification::Kind::kConfirm, {"cancel_order"},
-                                     {"Cancel order"}, "cancel"};
+  const PendingClarification choice = OrderChoice();
+  const PendingClarification confirm = CancelConfirmation();
   ASSERT_FALSE(EnglishClarificationReplies().empty());
   for (const std::string& reply : EnglishClarificationReplies()) {
     const bool to_confirm = Read(confirm, reply.c_str()).outcome != Outcome::kUnclear;
