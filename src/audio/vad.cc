@@ -129,11 +129,25 @@ Result<VadFrame> Vad::Process(AudioView frame) {
   }
   VadFrame out;
   out.level_dbfs = LevelDbfs(frame.samples);
+  const std::array<float, kBands> band_db = BandLevels(frame.samples);
+  if (!initialized_) {
+    noise_db_ = band_db;
+    initialized_ = true;
+  }
+  out.score_db = Score(band_db);
+  const double threshold =
+      in_speech_ ? config_.threshold_db - config_.hysteresis_db : config_.threshold_db;
+  const bool active = out.score_db > threshold && out.level_dbfs > config_.min_level_dbfs;
+  out.speech = Decide(active);
+  out.noise_dbfs = LearnNoise(band_db, active);
+  return out;
+}
 
+std::array<float, Vad::kBands> Vad::BandLevels(std::span<const int16_t> samples) {
   // Windowed frame, zero padded, in bit-reversed order; then an in-place radix-2 FFT.
   for (size_t i = 0; i < fft_size_; ++i) {
     size_t src = bitrev_[i];
-    float v = src < frame_samples_ ? frame.samples[src] * (window_[src] / 32768.0f) : 0.0f;
+    float v = src < frame_samples_ ? samples[src] * (window_[src] / 32768.0f) : 0.0f;
     fft_[i] = {v, 0.0f};
   }
   for (size_t len = 2; len <= fft_size_; len <<= 1) {
@@ -147,7 +161,6 @@ Result<VadFrame> Vad::Process(AudioView frame) {
       }
     }
   }
-
   std::array<float, kBands> band_db{};
   for (int b = 0; b < bands_; ++b) {
     float power = 0;
@@ -155,12 +168,10 @@ Result<VadFrame> Vad::Process(AudioView frame) {
     power /= static_cast<float>(band_bins_[b + 1] - band_bins_[b]);
     band_db[b] = 10.0f * std::log10(std::max(power, kPowerFloor));
   }
+  return band_db;
+}
 
-  if (!initialized_) {
-    noise_db_ = band_db;
-    initialized_ = true;
-  }
-
+float Vad::Score(const std::array<float, kBands>& band_db) const {
   std::array<float, kBands> snr{};
   for (int b = 0; b < bands_; ++b) {
     snr[b] = std::max(0.0f, band_db[b] - noise_db_[b] - noise_excess_db_[b]);
@@ -169,12 +180,10 @@ Result<VadFrame> Vad::Process(AudioView frame) {
                     std::greater<float>());
   float score = 0;
   for (int b = 0; b < kScoreBands; ++b) score += snr[b];
-  score /= kScoreBands;
-  out.score_db = score;
+  return score / kScoreBands;
+}
 
-  const double threshold =
-      in_speech_ ? config_.threshold_db - config_.hysteresis_db : config_.threshold_db;
-  const bool active = score > threshold && out.level_dbfs > config_.min_level_dbfs;
+bool Vad::Decide(bool active) {
   // The hangover is earned by a few active frames in a row, so a click stays one frame long.
   active_run_ = active ? active_run_ + 1 : 0;
   if (active) {
@@ -185,12 +194,12 @@ Result<VadFrame> Vad::Process(AudioView frame) {
   } else {
     in_speech_ = false;
   }
-  out.speech = in_speech_;
+  return in_speech_;
+}
 
-  // Noise floor: quick to fall (noise ended, or the first frames held speech), slow to rise.
-  const float frame_s = kFrameMs / 1000.0f;
-  const float rise = static_cast<float>(
-      (active ? config_.speech_noise_rise_db_per_s : config_.noise_rise_db_per_s) * frame_s);
+bool Vad::RememberSteadiness(const std::array<float, kBands>& band_db,
+                             std::array<float, kBands>& window_min,
+                             std::array<float, kBands>& window_mean) {
   // Telephone-band power of this frame (bands 200-3600 Hz, whatever the rate), in dB.
   float band_power = 0;
   for (int b = 0; b < kTelephoneBands; ++b) {
@@ -202,29 +211,37 @@ Result<VadFrame> Vad::Process(AudioView frame) {
   recent_level_db_[recent_next_] = tel_level_db;
   recent_next_ = (recent_next_ + 1) % recent_db_.size();
   recent_count_ = std::min(recent_count_ + 1, recent_db_.size());
-  std::array<float, kBands> window_min = band_db;
-  std::array<float, kBands> window_mean{};
-  bool lift = false;
-  if (recent_count_ == recent_db_.size()) {
-    // Spread of the telephone-band level across the window: speech rises and falls with every
-    // syllable, steady noise barely moves. Only a steady window may lift the floor to its
-    // minimum, so a long sentence without pauses is not learned as noise.
-    for (const auto& levels : recent_db_) {
-      for (int b = 0; b < bands_; ++b) {
-        window_min[b] = std::min(window_min[b], levels[b]);
-        window_mean[b] += levels[b];
-      }
+  window_min = band_db;
+  window_mean = {};
+  if (recent_count_ != recent_db_.size()) return false;
+  // Spread of the telephone-band level across the window: speech rises and falls with every
+  // syllable, steady noise barely moves. Only a steady window may lift the floor to its
+  // minimum, so a long sentence without pauses is not learned as noise.
+  for (const auto& levels : recent_db_) {
+    for (int b = 0; b < bands_; ++b) {
+      window_min[b] = std::min(window_min[b], levels[b]);
+      window_mean[b] += levels[b];
     }
-    double sum = 0, sum2 = 0;
-    for (float level : recent_level_db_) {
-      sum += level;
-      sum2 += static_cast<double>(level) * level;
-    }
-    const double n = static_cast<double>(recent_db_.size());
-    const double var = std::max(0.0, sum2 / n - (sum / n) * (sum / n));
-    lift = std::sqrt(var) < kSteadySpreadDb;
-    for (int b = 0; b < bands_; ++b) window_mean[b] /= static_cast<float>(n);
   }
+  double sum = 0, sum2 = 0;
+  for (float level : recent_level_db_) {
+    sum += level;
+    sum2 += static_cast<double>(level) * level;
+  }
+  const double n = static_cast<double>(recent_db_.size());
+  const double var = std::max(0.0, sum2 / n - (sum / n) * (sum / n));
+  for (int b = 0; b < bands_; ++b) window_mean[b] /= static_cast<float>(n);
+  return std::sqrt(var) < kSteadySpreadDb;
+}
+
+float Vad::LearnNoise(const std::array<float, kBands>& band_db, bool active) {
+  // Noise floor: quick to fall (noise ended, or the first frames held speech), slow to rise.
+  const float frame_s = kFrameMs / 1000.0f;
+  const float rise = static_cast<float>(
+      (active ? config_.speech_noise_rise_db_per_s : config_.noise_rise_db_per_s) * frame_s);
+  std::array<float, kBands> window_min{};
+  std::array<float, kBands> window_mean{};
+  const bool lift = RememberSteadiness(band_db, window_min, window_mean);
   // A plain average over the first quiet frames, then an exponential one (about 1 s).
   if (!active) ++quiet_frames_;
   const float excess_rate = std::max(kExcessRate, 1.0f / static_cast<float>(quiet_frames_ + 1));
@@ -249,8 +266,7 @@ Result<VadFrame> Vad::Process(AudioView frame) {
     }
     noise_sum += noise_db_[b];
   }
-  out.noise_dbfs = noise_sum / static_cast<float>(bands_);
-  return out;
+  return noise_sum / static_cast<float>(bands_);
 }
 
 }  // namespace hotline::audio

@@ -26,6 +26,7 @@
 #include <array>
 #include <complex>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "audio/pcm.h"
@@ -102,6 +103,18 @@ class Vad {
 
  private:
   Vad(const VadConfig& config, int rate_hz);
+  // The stages of Process: the frame's level per band (dB), its SNR score against the noise
+  // floor, the speech decision with its hangover, and the noise floor learned from the frame
+  // (returns the floor's mean over the bands, dBFS).
+  std::array<float, kBands> BandLevels(std::span<const int16_t> samples);
+  float Score(const std::array<float, kBands>& band_db) const;
+  bool Decide(bool active);
+  float LearnNoise(const std::array<float, kBands>& band_db, bool active);
+  // Adds the frame to the noise window; with the window full, gives its per-band minimum and
+  // mean and returns whether it is steady enough (noise, not speech) to lift the floor.
+  bool RememberSteadiness(const std::array<float, kBands>& band_db,
+                          std::array<float, kBands>& window_min,
+                          std::array<float, kBands>& window_mean);
 
   VadConfig config_;
   int rate_hz_;
