@@ -71,6 +71,9 @@ Status AnswererConfig::Validate() const {
   if (!(kb_direct_agreed_min_margin >= 0 && kb_direct_agreed_min_margin <= 1)) {
     return InvalidArgumentError("kb_direct_agreed_min_margin must be in [0, 1]");
   }
+  if (!(kb_direct_agreed_min_asr_confidence >= 0 && kb_direct_agreed_min_asr_confidence <= 1)) {
+    return InvalidArgumentError("kb_direct_agreed_min_asr_confidence must be in [0, 1]");
+  }
   return Status::Ok();
 }
 
@@ -414,11 +417,15 @@ Result<std::optional<AnswerResult>> Answerer::FromKnowledgeOrModel(
     const std::string& guess = q.prediction ? q.prediction->intent : q.intent;
     const bool judged = config_.kb_direct_requires_intent_match && !guess.empty() &&
                         !top.article.intent.empty();
-    const double margin =
-        q.prediction && !q.prediction->accepted ? q.prediction->margin : 1.0;
+    // The guess's lead and the recognizer's confidence count only for a guess the classifier did
+    // not accept; a typed turn has no recognizer confidence.
+    const bool unaccepted = q.prediction && !q.prediction->accepted;
+    const double margin = unaccepted ? q.prediction->margin : 1.0;
+    const double heard = unaccepted ? t.options.asr_confidence.value_or(1.0) : 1.0;
     const bool speak = judged ? top.article.intent == guess &&
                                     top.score >= config_.kb_direct_agreed_min_score &&
-                                    margin >= config_.kb_direct_agreed_min_margin
+                                    margin >= config_.kb_direct_agreed_min_margin &&
+                                    heard >= config_.kb_direct_agreed_min_asr_confidence
                               : top.score >= config_.kb_direct_min_score;
     if (speak) {
       const std::vector<std::string> deps{KnowledgeBase::StampFor(top.article.id)};

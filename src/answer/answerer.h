@@ -215,6 +215,13 @@ struct AnswererConfig {
   // rate) is as often the other one; with `clarify` on, such turns are asked about instead.
   // 0 = no margin needed.
   double kb_direct_agreed_min_margin = 0;
+  // ...and, for a spoken turn, whose transcript the recognizer is at least this sure of
+  // (AnswerOptions::asr_confidence, the mean word posterior). An unaccepted guess on a misheard
+  // transcript still agrees with some passage; with `clarify` on, such turns are asked about
+  // instead. Typed turns (no recognizer) are not held to it. An answer the caches (L2, L3)
+  // already hold for the transcript is still given, as their answer to a stable partial is
+  // (speculation). 0 = no floor.
+  double kb_direct_agreed_min_asr_confidence = 0;
   // "intent=tool" pairs: intents answered by an account tool for an identified caller.
   std::vector<std::string> tool_intents = {"get_invoice=last_bill", "check_invoice=last_bill",
                                            "track_order=order_status",
@@ -260,6 +267,8 @@ struct AnswererConfig {
             "BM25 score to speak a passage the classifier's best guess agrees with");
     v.Field("kb_direct_agreed_min_margin", kb_direct_agreed_min_margin,
             "Probability lead over the runner-up intent the agreeing guess needs (0 = none)");
+    v.Field("kb_direct_agreed_min_asr_confidence", kb_direct_agreed_min_asr_confidence,
+            "Recognizer confidence a spoken turn needs for an agreed passage (0 = none)");
     v.Field("tool_intents", tool_intents, "intent=tool pairs served by account tools");
     v.Field("kb_sync_interval_ms", kb_sync_interval_ms, "Knowledge-base update check interval");
     v.Field("ask_pin_text", ask_pin_text, "Prompt for the caller's PIN");

@@ -183,6 +183,14 @@ struct World {
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? *r : AnswerResult{};
   }
+  // A spoken turn, with the recognizer's confidence in its transcript.
+  AnswerResult Hear(std::string_view turn, double asr_confidence, CallerSession& caller) {
+    AnswerOptions o;
+    o.asr_confidence = asr_confidence;
+    auto r = answerer->Answer(turn, caller, {}, o);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : AnswerResult{};
+  }
 };
 
 TEST(Answerer, ReportsWhichTierAnswered) {
@@ -363,6 +371,51 @@ TEST(Answerer, BeforeFallbackClarifiesOnlyWhatNoTierAnswered) {
     World w(false, nullptr, tune("", 0.1));  // a lead of exactly the margin is enough
     CallerSession caller("+15550199");
     EXPECT_EQ(w.Ask(agreed, caller).tier, AnswerTierId::kKnowledgeBase);
+  }
+}
+
+// kb_direct_agreed_min_asr_confidence withholds an agreed passage from a spoken turn the
+// recognizer doubts; a typed turn has no recognizer and is not held to it, and neither is a turn
+// whose intent the classifier accepted or one the answer caches answer.
+TEST(Answerer, DoubtfulTranscriptIsAskedAboutNotAnswered) {
+  const std::string agreed = "I want my money back, a refund";
+  const std::string refund = "You can return items within 30 days for a refund.";
+  auto floor = [](bool clarify) {
+    return [clarify](AnswererConfig& c) {
+      c.clarify.enabled = clarify;
+      c.clarify.when = "before_fallback";
+      c.kb_direct_agreed_min_asr_confidence = 0.3;
+    };
+  };
+  {
+    World w(false, nullptr, floor(true));
+    CallerSession caller("+15550199");
+    AnswerResult r = w.Hear(agreed, 0.1, caller);
+    EXPECT_EQ(r.tier, AnswerTierId::kClarify);
+    EXPECT_EQ(w.Hear("the first one", 0.9, caller).text, refund);
+    // An accepted intent is answered however doubtful the transcript.
+    EXPECT_EQ(w.Hear("How long does delivery take?", 0.05, caller).tier,
+              AnswerTierId::kKnowledgeBase);
+  }
+  for (double heard : {0.3, 0.8}) {  // at the floor is enough
+    World w(false, nullptr, floor(true));
+    CallerSession caller("+15550199");
+    EXPECT_EQ(w.Hear(agreed, heard, caller).text, refund);
+  }
+  {
+    World w(false, nullptr, floor(true));
+    CallerSession caller("+15550199");
+    EXPECT_EQ(w.Ask(agreed, caller).text, refund);  // typed
+    // Now in the answer caches: the same words, however heard, get the same answer (from the
+    // semantic cache, the first cached tier that holds it).
+    AnswerResult cached = w.Hear(agreed, 0.1, caller);
+    EXPECT_EQ(cached.tier, AnswerTierId::kL2);
+    EXPECT_EQ(cached.text, refund);
+  }
+  {
+    World w(false, nullptr, floor(false));
+    CallerSession caller("+15550199");
+    EXPECT_EQ(w.Hear(agreed, 0.1, caller).tier, AnswerTierId::kFallback);
   }
 }
 
@@ -584,6 +637,11 @@ TEST(Answerer, ConfigValidation) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("kb_direct_agreed_min_margin"), std::string::npos);
   scores.kb_direct_agreed_min_margin = 0.2;
+  scores.kb_direct_agreed_min_asr_confidence = -0.1;
+  r = Answerer::Create(scores, parts);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("kb_direct_agreed_min_asr_confidence"), std::string::npos);
+  scores.kb_direct_agreed_min_asr_confidence = 0.3;
   scores.clarify.when = "sometimes";
   r = Answerer::Create(scores, parts);
   ASSERT_FALSE(r.ok());

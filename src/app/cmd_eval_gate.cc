@@ -408,7 +408,7 @@ int RunEvalGate(std::span<const std::string> argv) {
     const double chosen_asr = BestCut(good, bad, cuts);
     js["spoken"]["chosen_min_asr_confidence"] = chosen_asr;
     nlohmann::json asr_sweep = nlohmann::json::array();
-    for (double cut : {1e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2}) {
+    for (double cut : {0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9}) {
       nlohmann::json row = {{"min_asr_confidence", cut}};
       for (const Set& s : heard_sets) {
         row[s.name + "_wer_le_0.25_kept"] = ShareAtLeast(conf(s, 0, 0.25), cut);
@@ -520,7 +520,7 @@ int RunEvalGate(std::span<const std::string> argv) {
         "  %10s %23s %23s %23s %23s\n",
         "min", "bitext_train", "clinc_oos_train_val", "bitext_test", "clinc_oos_test");
     for (const auto& row : js["spoken"]["sweep_kept"]) {
-      std::printf("  %10.0e", row["min_asr_confidence"].get<double>());
+      std::printf("  %10.2f", row["min_asr_confidence"].get<double>());
       for (const char* name :
            {"bitext_train", "clinc_oos_train_val", "bitext_test", "clinc_oos_test"}) {
         std::printf("        %6.1f%% | %6.1f%%",

@@ -59,6 +59,11 @@ struct PocketsphinxConfig {
   // 2 ms for 7.1 % instead of 10.1 %: bestpath is on, fwdflat off.
   bool fwdflat = false;
   bool bestpath = true;
+  // Inverse scale of the acoustic scores in the lattice's posteriors (pocketsphinx -ascale): the
+  // word confidences (asr/word_confidence.h) come from them, the transcript does not. Lower
+  // sharpens the posteriors, higher flattens them. Needs bestpath; without it every confidence
+  // is 1 (no estimate).
+  double posterior_scale = 20.0;
 
   template <class V>
   void Visit(V& v) {
@@ -78,6 +83,8 @@ struct PocketsphinxConfig {
             "Noise level above 4 kHz added to upsampled 8 kHz audio (dBFS); 0 disables");
     v.Field("fwdflat", fwdflat, "Second, flat-lexicon pass over the utterance at its end");
     v.Field("bestpath", bestpath, "Lattice rescoring of the final transcript");
+    v.Field("posterior_scale", posterior_scale,
+            "Inverse acoustic scale of the word-confidence posteriors (-ascale)");
     v.Field("cmn_per_stream", cmn_per_stream,
             "Restart cepstral mean normalization from the model's prior at every stream");
   }

@@ -30,6 +30,10 @@ Status PocketsphinxConfig::Validate() const {
     return InvalidArgumentError("language_weight must be in (0, 50], got " +
                                 std::to_string(language_weight));
   }
+  if (!(posterior_scale > 0 && posterior_scale <= 1000)) {
+    return InvalidArgumentError("posterior_scale must be in (0, 1000], got " +
+                                std::to_string(posterior_scale));
+  }
   if (!(beam > 0 && beam < 1) || !(word_beam > 0 && word_beam < 1)) {
     return InvalidArgumentError("beam and word_beam are probabilities in (0, 1), e.g. 1e-48");
   }

@@ -225,6 +225,8 @@ Status Hear(tts::Synthesizer& synth, SpeechCache& cache, asr::Recognizer& recogn
   ASSIGN_OR_RETURN(asr::AsrResult heard, Recognize(recognizer, pcm, item.final_ms));
   item.heard = heard.text;
   item.asr_confidence = heard.confidence;
+  item.asr_word_confidence.clear();
+  for (const asr::AsrWord& w : heard.words) item.asr_word_confidence.push_back(w.confidence);
   return Status::Ok();
 }
 
@@ -490,6 +492,7 @@ std::string SpokenReportJson(const SpokenReport& r, bool with_items) {
                          {"heard", i.heard},
                          {"wer", i.wer},
                          {"asr_confidence", i.asr_confidence},
+                         {"asr_word_confidence", i.asr_word_confidence},
                          {"text_intent", i.text_intent},
                          {"heard_intent", i.heard_intent},
                          {"guess", i.guess},

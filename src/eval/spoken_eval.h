@@ -109,6 +109,7 @@ struct SpokenItem {
   std::string after_clarification;
   double final_ms = 0;
   double asr_confidence = 0;
+  std::vector<float> asr_word_confidence;  // per word of `heard`
 };
 
 struct SpokenCell {

@@ -37,11 +37,12 @@ struct LlmGateConfig {
   bool enabled = true;
   // Lowest recognizer utterance confidence (0..1) for the model to answer a spoken turn. Higher
   // sends more misheard turns to the fallback, and more well-heard ones too. 0 = off. The scale
-  // is the backend's: pocketsphinx's posterior of the whole hypothesis is small (flite questions
-  // over a telephone line: median 0.01 when heard right, under 1e-5 when heard wrong); the
-  // default is the cut that separates those best (`hotline eval gate --spoken`, docs/answers.md).
-  // A backend without an estimate reports 1 for any text (openai) and always passes.
-  double min_asr_confidence = 0.0005;
+  // is the backend's: pocketsphinx's is the mean word posterior (flite questions over a
+  // telephone line: median 0.94 when heard right, 0.5-0.7 when heard wrong); the default is the
+  // cut that separates those best (`hotline eval gate --spoken`, docs/answers.md). The whisper
+  // backend's (the tokens' geometric-mean probability) is another scale: tune it for that
+  // backend. A backend without an estimate reports 1 for any text (openai) and always passes.
+  double min_asr_confidence = 0.79;
   // Lowest intent top-two probability (0..1: the classifier's probability of its best intent
   // plus that of the runner-up) for the model to answer. Out-of-scope questions spread their
   // probability over many intents. Higher = fewer out-of-scope answers and fewer in-scope

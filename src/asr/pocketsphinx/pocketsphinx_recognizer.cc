@@ -15,10 +15,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "asr/word_confidence.h"
 #include "audio/resampler.h"
 #include "common/log.h"
 
@@ -188,7 +190,7 @@ struct PocketsphinxRecognizer::Pool {
         config.dictionary.c_str(), "-lw", Fmt(config.language_weight).c_str(), "-beam",
         Fmt(config.beam).c_str(), "-wbeam", Fmt(config.word_beam).c_str(), "-samprate", "16000",
         "-fwdflat", config.fwdflat ? "yes" : "no", "-bestpath", config.bestpath ? "yes" : "no",
-        nullptr));
+        "-ascale", Fmt(config.posterior_scale).c_str(), nullptr));
     if (!cfg) return InternalError("pocketsphinx rejected the decoder arguments");
     DecoderPtr ps(ps_init(cfg.get()));
     if (!ps) {
@@ -335,25 +337,59 @@ class PocketsphinxStream : public RecognizerStream {
     result.audio_ms = samples_ * 1000 / kModelRateHz;
     int32 score = 0;
     result.text = CleanText(ps_get_hyp(ps_.get(), &score));
+    if (result.text.empty()) return result;
+    // ps_get_prob runs the lattice's forward-backward pass (with asr.pocketsphinx.bestpath):
+    // the arcs' posteriors below come from it.
+    ps_get_prob(ps_.get());
     logmath_t* lmath = ps_get_logmath(ps_.get());
-    if (!result.text.empty()) {
-      result.confidence = static_cast<float>(logmath_exp(lmath, ps_get_prob(ps_.get())));
-    }
+    std::vector<HypothesisWord> spans;
     std::string word;
+    // Segment frames count from the decoder's first utterance (pocketsphinx's stream), the
+    // lattice's from this utterance's start, where its "<s>" is: the "<s>" segment gives the
+    // offset, for word times from this stream's start and for the lattice arcs.
+    int offset = 0;
     for (ps_seg_t* seg = ps_seg_iter(ps_.get()); seg != nullptr; seg = ps_seg_next(seg)) {
-      if (!CleanWord(ps_seg_word(seg), word)) continue;
       int sf = 0, ef = 0;
       ps_seg_frames(seg, &sf, &ef);
-      int32 ascr = 0, lscr = 0, lback = 0;
-      int32 post = ps_seg_prob(seg, &ascr, &lscr, &lback);
-      result.words.push_back({word, int64_t{sf} * 1000 / kFrameRateHz,
-                              int64_t{ef + 1} * 1000 / kFrameRateHz,
-                              static_cast<float>(logmath_exp(lmath, post))});
+      const char* raw = ps_seg_word(seg);
+      if (raw != nullptr && std::string_view(raw) == "<s>") offset = sf;
+      if (!CleanWord(raw, word)) continue;
+      sf -= offset;
+      ef -= offset;
+      result.words.push_back(
+          {word, int64_t{sf} * 1000 / kFrameRateHz, int64_t{ef + 1} * 1000 / kFrameRateHz, 0});
+      spans.push_back({word, sf, ef});
     }
+    // Without a lattice (asr.pocketsphinx.bestpath off) there is no estimate: 1, as the decoder
+    // itself reports, so that no confidence floor turns every caller away.
+    std::optional<std::vector<LatticeArc>> arcs = LatticeArcs(lmath);
+    std::vector<float> confidences = arcs ? FramePosteriorConfidences(*arcs, spans)
+                                          : std::vector<float>(spans.size(), 1.0f);
+    for (size_t i = 0; i < confidences.size(); ++i) result.words[i].confidence = confidences[i];
+    result.confidence = UtteranceConfidence(confidences);
     return result;
   }
 
  private:
+  // The word arcs of the utterance's lattice with their posteriors; nullopt without a lattice
+  // (no bestpath pass). Fillers and silences are left out; alternate pronunciations count as
+  // their base word.
+  std::optional<std::vector<LatticeArc>> LatticeArcs(logmath_t* lmath) {
+    if (!pool_->config.bestpath) return std::nullopt;
+    ps_lattice_t* dag = ps_get_lattice(ps_.get());  // owned by the decoder
+    if (dag == nullptr) return std::nullopt;
+    std::vector<LatticeArc> arcs;
+    std::string word;
+    for (ps_latlink_t* link = ps_lattice_traverse_edges(dag, nullptr, nullptr); link != nullptr;
+         link = ps_lattice_traverse_next(dag, nullptr)) {
+      if (!CleanWord(ps_latlink_baseword(dag, link), word)) continue;
+      int16 sf = 0;
+      int ef = ps_latlink_times(link, &sf);
+      arcs.push_back({word, sf, ef, logmath_exp(lmath, ps_latlink_prob(dag, link, nullptr))});
+    }
+    return arcs;
+  }
+
   Status Decode(std::span<const int16_t> samples) {
     if (samples.empty()) return Status::Ok();
     if (samples_ + static_cast<int64_t>(samples.size()) > max_samples_) {

@@ -111,6 +111,35 @@ TEST(Pocketsphinx, GoForwardTenMetersAt16And8kHz) {
   EXPECT_EQ(result->text, "go forward ten meters");
 }
 
+// Word confidences are frame posteriors from the lattice (asr/word_confidence.h): a clearly
+// spoken utterance gets a high confidence every time its pooled decoder is reused, with the
+// generic model alone and with a domain model. Word times count from the stream's start, not
+// from the pooled decoder's first utterance.
+TEST(Pocketsphinx, ConfidenceIsHighForClearSpeechOnEveryReuse) {
+  for (const char* mode : {"generic", "interpolated", "switched"}) {
+    AsrConfig config = std::string(mode) == "generic" ? AsrConfig() : DomainConfig(mode);
+    if (std::string(mode) == "generic") config.pocketsphinx.dictionary = SmallDictionary();
+    config.pocketsphinx.max_streams = 1;
+    auto r = CreateRecognizer(config);
+    ASSERT_TRUE(r.ok()) << r.status();
+    auto audio = GoForward();
+    for (int round = 0; round < 3; ++round) {
+      auto result = Transcribe(**r, audio);
+      ASSERT_TRUE(result.ok()) << result.status();
+      EXPECT_EQ(result->text, "go forward ten meters") << mode;
+      std::string words;
+      for (const AsrWord& w : result->words) words += w.word + "=" + std::to_string(w.confidence) + " ";
+      EXPECT_GT(result->confidence, 0.5f) << mode << " round " << round << ": " << words;
+      for (const AsrWord& w : result->words) {
+        EXPECT_GE(w.confidence, 0.0f);
+        EXPECT_LE(w.confidence, 1.0f);
+      }
+      ASSERT_EQ(result->words.size(), 4u);
+      EXPECT_LT(result->words[3].end_ms, result->audio_ms) << mode << " round " << round;
+    }
+  }
+}
+
 TEST(Pocketsphinx, StreamsRunInParallelAndAreBounded) {
   AsrConfig config = DomainConfig();
   config.pocketsphinx.max_streams = 2;
