@@ -117,6 +117,119 @@ bool ValidDigit(char c) {
   return (c >= '0' && c <= '9') || c == '*' || c == '#' || (c >= 'A' && c <= 'D');
 }
 
+// start.tracks (at most 4 short strings) and start.customParameters (string values), both
+// optional.
+Status DecodeStartLists(const json& start, const Fields& f, const MediaStreamLimits& limits,
+                        InboundMessage& out) {
+  auto tracks = start.find("tracks");
+  if (tracks != start.end() && !tracks->is_null()) {
+    if (!tracks->is_array() || tracks->size() > 4) {
+      return InvalidArgumentError("field 'start.tracks' must be an array of at most 4 strings");
+    }
+    for (const json& t : *tracks) {
+      if (!t.is_string() || t.get_ref<const std::string&>().size() > 64) {
+        return InvalidArgumentError("field 'start.tracks' must hold short strings, got " +
+                                    TypeOf(t));
+      }
+      out.tracks.push_back(t.get<std::string>());
+    }
+  }
+  ASSIGN_OR_RETURN(const json* params, f.Object("customParameters", false));
+  if (!params) return Status::Ok();
+  if (params->size() > limits.max_custom_parameters) {
+    return ResourceExhaustedError("start.customParameters has " + std::to_string(params->size()) +
+                                  " entries, more than the limit of " +
+                                  std::to_string(limits.max_custom_parameters));
+  }
+  for (auto it = params->begin(); it != params->end(); ++it) {
+    if (!it->is_string()) {
+      return InvalidArgumentError("start.customParameters." + it.key() + " must be a string, got " +
+                                  TypeOf(*it));
+    }
+    if (it.key().size() > limits.max_string_bytes ||
+        it->get_ref<const std::string&>().size() > limits.max_string_bytes) {
+      return ResourceExhaustedError("a start.customParameters entry exceeds " +
+                                    std::to_string(limits.max_string_bytes) + " bytes");
+    }
+    out.custom_parameters.emplace_back(it.key(), it->get<std::string>());
+  }
+  return Status::Ok();
+}
+
+// The 'start' event's body: stream and call identifiers, tracks, parameters, media format.
+Status DecodeStart(const Fields& top, const MediaStreamLimits& limits, InboundMessage& out) {
+  ASSIGN_OR_RETURN(const json* start, top.Object("start", true));
+  Fields f(*start, "start", limits);
+  std::string inner_sid;
+  RETURN_IF_ERROR(f.String("streamSid", out.stream_sid.empty(), inner_sid));
+  if (out.stream_sid.empty()) out.stream_sid = inner_sid;
+  if (!inner_sid.empty() && inner_sid != out.stream_sid) {
+    return InvalidArgumentError("start.streamSid '" + inner_sid + "' differs from streamSid '" +
+                                out.stream_sid + "'");
+  }
+  if (out.stream_sid.empty()) return InvalidArgumentError("empty streamSid in 'start'");
+  RETURN_IF_ERROR(f.String("accountSid", true, out.account_sid));
+  RETURN_IF_ERROR(f.String("callSid", true, out.call_sid));
+  RETURN_IF_ERROR(DecodeStartLists(*start, f, limits, out));
+  ASSIGN_OR_RETURN(const json* format, f.Object("mediaFormat", true));
+  Fields mf(*format, "start.mediaFormat", limits);
+  RETURN_IF_ERROR(mf.String("encoding", true, out.media_format.encoding, 64));
+  RETURN_IF_ERROR(mf.Int("sampleRate", true, out.media_format.sample_rate_hz));
+  RETURN_IF_ERROR(mf.Int("channels", true, out.media_format.channels));
+  if (out.media_format.encoding != "audio/x-mulaw" || out.media_format.sample_rate_hz != 8000 ||
+      out.media_format.channels != 1) {
+    return InvalidArgumentError(
+        "unsupported media format " + out.media_format.encoding + " " +
+        std::to_string(out.media_format.sample_rate_hz) + " Hz " +
+        std::to_string(out.media_format.channels) +
+        " channel(s): Twilio Media Streams carry audio/x-mulaw 8000 Hz mono");
+  }
+  return Status::Ok();
+}
+
+Status DecodeMedia(const Fields& top, const MediaStreamLimits& limits, InboundMessage& out) {
+  ASSIGN_OR_RETURN(const json* media, top.Object("media", true));
+  Fields f(*media, "media", limits);
+  RETURN_IF_ERROR(f.String("track", false, out.track, 64));
+  RETURN_IF_ERROR(f.Count("chunk", false, out.chunk));
+  RETURN_IF_ERROR(f.Count("timestamp", true, out.timestamp_ms));
+  auto p = media->find("payload");
+  if (p == media->end() || p->is_null()) {
+    return InvalidArgumentError("missing field 'media.payload'");
+  }
+  if (!p->is_string()) {
+    return InvalidArgumentError("field 'media.payload' must be a base64 string, got " +
+                                TypeOf(*p));
+  }
+  Status s =
+      Base64DecodeInto(p->get_ref<const std::string&>(), out.payload, limits.max_payload_bytes);
+  if (!s.ok()) return s.WithContext("media.payload");
+  return Status::Ok();
+}
+
+Status DecodeDtmf(const Fields& top, const MediaStreamLimits& limits, InboundMessage& out) {
+  ASSIGN_OR_RETURN(const json* dtmf, top.Object("dtmf", true));
+  Fields f(*dtmf, "dtmf", limits);
+  RETURN_IF_ERROR(f.String("track", false, out.track, 64));
+  std::string digit;
+  RETURN_IF_ERROR(f.String("digit", true, digit, 8));
+  if (digit.size() != 1 || !ValidDigit(digit[0])) {
+    return InvalidArgumentError("field 'dtmf.digit' must be one of 0-9 * # A-D, got \"" + digit +
+                                "\"");
+  }
+  out.digit = digit[0];
+  return Status::Ok();
+}
+
+Status DecodeStop(const Fields& top, const MediaStreamLimits& limits, InboundMessage& out) {
+  ASSIGN_OR_RETURN(const json* stop, top.Object("stop", false));
+  if (!stop) return Status::Ok();
+  Fields f(*stop, "stop", limits);
+  RETURN_IF_ERROR(f.String("accountSid", false, out.account_sid));
+  RETURN_IF_ERROR(f.String("callSid", false, out.call_sid));
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string_view EventTypeName(EventType type) {
@@ -168,126 +281,35 @@ Status MediaStreamDecoder::Decode(std::string_view text, InboundMessage& out) {
       RETURN_IF_ERROR(top.String("protocol", false, out.protocol));
       RETURN_IF_ERROR(top.String("version", false, out.version));
       break;
-
-    case EventType::kStart: {
+    case EventType::kStart:
       if (started_) return InvalidArgumentError("a second 'start' on stream " + stream_sid_);
-      ASSIGN_OR_RETURN(const json* start, top.Object("start", true));
-      Fields f(*start, "start", limits_);
-      std::string inner_sid;
-      RETURN_IF_ERROR(f.String("streamSid", out.stream_sid.empty(), inner_sid));
-      if (out.stream_sid.empty()) out.stream_sid = inner_sid;
-      if (!inner_sid.empty() && inner_sid != out.stream_sid) {
-        return InvalidArgumentError("start.streamSid '" + inner_sid +
-                                    "' differs from streamSid '" + out.stream_sid + "'");
-      }
-      if (out.stream_sid.empty()) return InvalidArgumentError("empty streamSid in 'start'");
-      RETURN_IF_ERROR(f.String("accountSid", true, out.account_sid));
-      RETURN_IF_ERROR(f.String("callSid", true, out.call_sid));
-      auto tracks = start->find("tracks");
-      if (tracks != start->end() && !tracks->is_null()) {
-        if (!tracks->is_array() || tracks->size() > 4) {
-          return InvalidArgumentError("field 'start.tracks' must be an array of at most 4 strings");
-        }
-        for (const json& t : *tracks) {
-          if (!t.is_string() || t.get_ref<const std::string&>().size() > 64) {
-            return InvalidArgumentError("field 'start.tracks' must hold short strings, got " +
-                                        TypeOf(t));
-          }
-          out.tracks.push_back(t.get<std::string>());
-        }
-      }
-      ASSIGN_OR_RETURN(const json* params, f.Object("customParameters", false));
-      if (params) {
-        if (params->size() > limits_.max_custom_parameters) {
-          return ResourceExhaustedError("start.customParameters has " +
-                                        std::to_string(params->size()) +
-                                        " entries, more than the limit of " +
-                                        std::to_string(limits_.max_custom_parameters));
-        }
-        for (auto it = params->begin(); it != params->end(); ++it) {
-          if (!it->is_string()) {
-            return InvalidArgumentError("start.customParameters." + it.key() +
-                                        " must be a string, got " + TypeOf(*it));
-          }
-          if (it.key().size() > limits_.max_string_bytes ||
-              it->get_ref<const std::string&>().size() > limits_.max_string_bytes) {
-            return ResourceExhaustedError("a start.customParameters entry exceeds " +
-                                          std::to_string(limits_.max_string_bytes) + " bytes");
-          }
-          out.custom_parameters.emplace_back(it.key(), it->get<std::string>());
-        }
-      }
-      ASSIGN_OR_RETURN(const json* format, f.Object("mediaFormat", true));
-      Fields mf(*format, "start.mediaFormat", limits_);
-      RETURN_IF_ERROR(mf.String("encoding", true, out.media_format.encoding, 64));
-      RETURN_IF_ERROR(mf.Int("sampleRate", true, out.media_format.sample_rate_hz));
-      RETURN_IF_ERROR(mf.Int("channels", true, out.media_format.channels));
-      if (out.media_format.encoding != "audio/x-mulaw" || out.media_format.sample_rate_hz != 8000 ||
-          out.media_format.channels != 1) {
-        return InvalidArgumentError(
-            "unsupported media format " + out.media_format.encoding + " " +
-            std::to_string(out.media_format.sample_rate_hz) + " Hz " +
-            std::to_string(out.media_format.channels) +
-            " channel(s): Twilio Media Streams carry audio/x-mulaw 8000 Hz mono");
-      }
+      RETURN_IF_ERROR(DecodeStart(top, limits_, out));
       stream_sid_ = out.stream_sid;
       started_ = true;
       break;
-    }
-
-    case EventType::kMedia: {
-      ASSIGN_OR_RETURN(const json* media, top.Object("media", true));
-      Fields f(*media, "media", limits_);
-      RETURN_IF_ERROR(f.String("track", false, out.track, 64));
-      RETURN_IF_ERROR(f.Count("chunk", false, out.chunk));
-      RETURN_IF_ERROR(f.Count("timestamp", true, out.timestamp_ms));
-      auto p = media->find("payload");
-      if (p == media->end() || p->is_null()) {
-        return InvalidArgumentError("missing field 'media.payload'");
-      }
-      if (!p->is_string()) {
-        return InvalidArgumentError("field 'media.payload' must be a base64 string, got " +
-                                    TypeOf(*p));
-      }
-      Status s = Base64DecodeInto(p->get_ref<const std::string&>(), out.payload,
-                                  limits_.max_payload_bytes);
-      if (!s.ok()) return s.WithContext("media.payload");
+    case EventType::kMedia:
+      RETURN_IF_ERROR(DecodeMedia(top, limits_, out));
       break;
-    }
-
-    case EventType::kDtmf: {
-      ASSIGN_OR_RETURN(const json* dtmf, top.Object("dtmf", true));
-      Fields f(*dtmf, "dtmf", limits_);
-      RETURN_IF_ERROR(f.String("track", false, out.track, 64));
-      std::string digit;
-      RETURN_IF_ERROR(f.String("digit", true, digit, 8));
-      if (digit.size() != 1 || !ValidDigit(digit[0])) {
-        return InvalidArgumentError("field 'dtmf.digit' must be one of 0-9 * # A-D, got \"" +
-                                    digit + "\"");
-      }
-      out.digit = digit[0];
+    case EventType::kDtmf:
+      RETURN_IF_ERROR(DecodeDtmf(top, limits_, out));
       break;
-    }
-
     case EventType::kMark: {
       ASSIGN_OR_RETURN(const json* mark, top.Object("mark", true));
       RETURN_IF_ERROR(Fields(*mark, "mark", limits_).String("name", true, out.mark_name));
       break;
     }
-
-    case EventType::kStop: {
-      ASSIGN_OR_RETURN(const json* stop, top.Object("stop", false));
-      if (stop) {
-        Fields f(*stop, "stop", limits_);
-        RETURN_IF_ERROR(f.String("accountSid", false, out.account_sid));
-        RETURN_IF_ERROR(f.String("callSid", false, out.call_sid));
-      }
+    case EventType::kStop:
+      RETURN_IF_ERROR(DecodeStop(top, limits_, out));
       break;
-    }
     case EventType::kUnknown:
       break;
   }
+  RETURN_IF_ERROR(CheckStream(out));
+  Count(out);
+  return Status::Ok();
+}
 
+Status MediaStreamDecoder::CheckStream(const InboundMessage& out) {
   if (out.event != EventType::kConnected && out.event != EventType::kStart) {
     if (!started_) {
       return InvalidArgumentError("'" + out.event_name + "' before 'start'");
@@ -299,7 +321,10 @@ Status MediaStreamDecoder::Decode(std::string_view text, InboundMessage& out) {
     if (stopped_) return InvalidArgumentError("'" + out.event_name + "' after 'stop'");
   }
   if (out.event == EventType::kStop) stopped_ = true;
+  return Status::Ok();
+}
 
+void MediaStreamDecoder::Count(const InboundMessage& out) {
   if (out.sequence_number >= 0) {
     if (last_sequence_ >= 0) {
       if (out.sequence_number > last_sequence_ + 1) ++stats_.sequence_gaps;
@@ -312,7 +337,6 @@ Status MediaStreamDecoder::Decode(std::string_view text, InboundMessage& out) {
     ++stats_.media_messages;
     stats_.payload_bytes += out.payload.size();
   }
-  return Status::Ok();
 }
 
 Result<InboundMessage> MediaStreamDecoder::Decode(std::string_view text) {

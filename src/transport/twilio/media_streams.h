@@ -102,6 +102,11 @@ class MediaStreamDecoder {
   const MediaStreamLimits& limits() const { return limits_; }
 
  private:
+  // After a message's fields are read: its place in the stream (after 'start', on this stream,
+  // not after 'stop'), and the stream's counters.
+  Status CheckStream(const InboundMessage& out);
+  void Count(const InboundMessage& out);
+
   MediaStreamLimits limits_;
   std::string stream_sid_;
   bool started_ = false;
