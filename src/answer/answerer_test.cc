@@ -380,7 +380,7 @@ TEST(Answerer, BeforeFallbackClarifiesOnlyWhatNoTierAnswered) {
 TEST(Answerer, DoubtfulTranscriptIsAskedAboutNotAnswered) {
   const std::string agreed = "I want my money back, a refund";
   const std::string refund = "You can return items within 30 days for a refund.";
-  auto floor = [](bool clarify) {
+  auto with_floor = [](bool clarify) {
     return [clarify](AnswererConfig& c) {
       c.clarify.enabled = clarify;
       c.clarify.when = "before_fallback";
@@ -388,7 +388,7 @@ TEST(Answerer, DoubtfulTranscriptIsAskedAboutNotAnswered) {
     };
   };
   {
-    World w(false, nullptr, floor(true));
+    World w(false, nullptr, with_floor(true));
     CallerSession caller("+15550199");
     AnswerResult r = w.Hear(agreed, 0.1, caller);
     EXPECT_EQ(r.tier, AnswerTierId::kClarify);
@@ -398,12 +398,12 @@ TEST(Answerer, DoubtfulTranscriptIsAskedAboutNotAnswered) {
               AnswerTierId::kKnowledgeBase);
   }
   for (double heard : {0.3, 0.8}) {  // at the floor is enough
-    World w(false, nullptr, floor(true));
+    World w(false, nullptr, with_floor(true));
     CallerSession caller("+15550199");
     EXPECT_EQ(w.Hear(agreed, heard, caller).text, refund);
   }
   {
-    World w(false, nullptr, floor(true));
+    World w(false, nullptr, with_floor(true));
     CallerSession caller("+15550199");
     EXPECT_EQ(w.Ask(agreed, caller).text, refund);  // typed
     // Now in the answer caches: the same words, however heard, get the same answer (from the
@@ -413,7 +413,7 @@ TEST(Answerer, DoubtfulTranscriptIsAskedAboutNotAnswered) {
     EXPECT_EQ(cached.text, refund);
   }
   {
-    World w(false, nullptr, floor(false));
+    World w(false, nullptr, with_floor(false));
     CallerSession caller("+15550199");
     EXPECT_EQ(w.Hear(agreed, 0.1, caller).tier, AnswerTierId::kFallback);
   }

@@ -305,7 +305,7 @@ Status MediaStreamDecoder::Decode(std::string_view text, InboundMessage& out) {
       break;
   }
   RETURN_IF_ERROR(CheckStream(out));
-  Count(out);
+  CountMessage(out);
   return Status::Ok();
 }
 
@@ -324,7 +324,7 @@ Status MediaStreamDecoder::CheckStream(const InboundMessage& out) {
   return Status::Ok();
 }
 
-void MediaStreamDecoder::Count(const InboundMessage& out) {
+void MediaStreamDecoder::CountMessage(const InboundMessage& out) {
   if (out.sequence_number >= 0) {
     if (last_sequence_ >= 0) {
       if (out.sequence_number > last_sequence_ + 1) ++stats_.sequence_gaps;

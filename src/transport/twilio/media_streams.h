@@ -105,7 +105,7 @@ class MediaStreamDecoder {
   // After a message's fields are read: its place in the stream (after 'start', on this stream,
   // not after 'stop'), and the stream's counters.
   Status CheckStream(const InboundMessage& out);
-  void Count(const InboundMessage& out);
+  void CountMessage(const InboundMessage& out);
 
   MediaStreamLimits limits_;
   std::string stream_sid_;
