@@ -12,6 +12,7 @@
 #include "app/call_runner.h"
 #include "app/cli.h"
 #include "app/domain.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "eval/spoken_eval.h"
 
@@ -159,6 +160,10 @@ int RunEvalSpoken(std::span<const std::string> argv) {
   // In-memory answer store: an evaluation must not reach, or fill, a configured Redis.
   options.store = answer::StoreConfig{};
   options.call.record_db.clear();
+  // The run keeps the answer chain's time, so what stays cached does not depend on the machine's
+  // speed and every cell starts with empty caches (eval::SpokenEvalOptions::answer_clock).
+  FakeClock answer_clock;
+  options.answer_clock = &answer_clock;
   const std::filesystem::path kb_db =
       std::filesystem::temp_directory_path() /
       ("hotline-eval-spoken-" + std::to_string(getpid()) + ".kb.sqlite");
@@ -181,6 +186,7 @@ int RunEvalSpoken(std::span<const std::string> argv) {
   eo.limit = static_cast<size_t>(*limit);
   eo.cache_dir = cache_dir;
   eo.keep_items = !no_items;
+  eo.answer_clock = &answer_clock;
   if (!quiet) {
     eo.progress = [](size_t done, size_t total, const std::string& cell) {
       if (done == total || done % 25 == 0) {

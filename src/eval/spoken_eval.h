@@ -20,10 +20,16 @@
 // Voices are declared as tuning voices (their figures may guide choices of settings) or report
 // voices (never used for tuning); SpokenReport keeps the role beside each row.
 //
+// Cells are independent when the run keeps the answer chain's time (SpokenEvalOptions::
+// answer_clock): each starts with empty answer caches. The recognizer's channel estimate
+// (asr.pocketsphinx.cmn_per_stream off) carries from one question to the next, as it carries from
+// call to call in a server, so the question before a cell's first one still matters a little.
+//
 // Thread-safety: RunSpokenEval runs on the calling thread and uses the stack's recognizer and
 // answerer as one call would. Blocking: synthesis, recognition, SQLite, disk (the speech cache).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -32,6 +38,7 @@
 
 #include "answer/eval/eval_data.h"
 #include "asr/wer.h"
+#include "common/clock.h"
 #include "common/status.h"
 #include "pipeline/call_stack.h"
 #include "tts/synthesizer.h"
@@ -82,7 +89,18 @@ struct SpokenEvalOptions {
   std::function<void(size_t done, size_t total, const std::string& cell)> progress;
   // Keep every question's row in the report (for --json).
   bool keep_items = true;
+  // The clock the stack's answer chain was built with (CallStackOptions::answer_clock). When
+  // given, the run keeps time itself: the clock moves kQuestionInterval per question and past
+  // every time to live between cells, so every cell starts with empty answer caches (L2, L3) and
+  // its figures depend neither on the cells run before it nor on how fast the machine is. Null:
+  // the stack's caches carry answers from cell to cell and expire by wall-clock time, so two runs
+  // of the same command can differ.
+  FakeClock* answer_clock = nullptr;
 };
+
+// The time between two questions of a cell on SpokenEvalOptions::answer_clock: answers cached in
+// a cell stay cached for the rest of it (the L3 time to live is 5 minutes by default).
+inline constexpr std::chrono::seconds kQuestionInterval{1};
 
 struct SpokenItem {
   std::string question;

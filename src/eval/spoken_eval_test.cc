@@ -194,5 +194,45 @@ TEST(SpokenEval, WrittenLineAndClarifiedTurns) {
   for (const char* s : {"", ".lm", ".lm.dict"}) std::filesystem::remove(o.kb_db + s);
 }
 
+// With the run keeping the answer chain's time, a question asked twice in one cell is answered
+// from the cache the second time, and the next cell starts with empty caches: the same question
+// comes from the knowledge base again, whichever cell ran before.
+TEST(SpokenEval, EveryCellStartsWithEmptyAnswerCaches) {
+  FakeClock clock;
+  pipeline::CallStackOptions o;
+  o.kb_db = ::testing::TempDir() + "/spoken_eval_c_" + std::to_string(getpid()) + ".sqlite";
+  o.kb_csv = std::string(HOTLINE_SOURCE_DIR) + "/assets/kb/banking/kb.csv";
+  o.answer.intent_templates.clear();
+  o.audio_cache = false;
+  o.call.workers = 1;
+  o.call.answer_workers = 1;
+  o.answer_clock = &clock;
+  // L1's templates are not cached answers: the knowledge base speaks its best passage instead.
+  o.answer.use_intent_cache = false;
+  o.answer.kb_direct_requires_intent_match = false;
+  o.answer.kb_direct_min_score = 0;
+  auto stack = pipeline::CallStack::Build(o);
+  ASSERT_TRUE(stack.ok()) << stack.status().message();
+  const answer::LabelledText lost = {"i lost my card", "lost_or_stolen_card"};
+  std::vector<QuestionSet> sets = {{"first", {lost, lost}}, {"second", {lost}}};
+  SpokenEvalOptions eo;
+  eo.voices = {{"text", "written", false}};
+  eo.cache_dir = "";
+  eo.answer_clock = &clock;
+  auto r = RunSpokenEval(**stack, sets, tts::TtsConfig{}, eo);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->cells.size(), 2u);
+  ASSERT_EQ(r->cells[0].items.size(), 2u);
+  ASSERT_EQ(r->cells[1].items.size(), 1u);
+  EXPECT_EQ(r->cells[0].items[0].tier, "kb");
+  EXPECT_EQ(r->cells[0].items[1].tier, "l2");
+  EXPECT_EQ(r->cells[1].items[0].tier, "kb");
+  for (const SpokenCell& c : r->cells) {
+    for (const SpokenItem& i : c.items) EXPECT_EQ(i.outcome, "right") << c.set << " " << i.tier;
+  }
+  stack->reset();
+  for (const char* s : {"", ".lm", ".lm.dict"}) std::filesystem::remove(o.kb_db + s);
+}
+
 }  // namespace
 }  // namespace hotline::eval

@@ -117,6 +117,7 @@ Result<std::unique_ptr<CallStack>> CallStack::Build(const CallStackOptions& o) {
   ao.accounts_path = o.accounts_db;
   ao.llm = s->llm_.get();
   ao.metrics = o.metrics;
+  ao.clock = o.answer_clock;
   auto answers = answer::AnswerStack::Build(o.answer, o.store, ao);
   if (!answers.ok()) return answers.status().WithContext("answering chain");
   s->answers_ = std::move(*answers);

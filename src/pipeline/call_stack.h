@@ -19,6 +19,7 @@
 #include "answer/kb/knowledge_base.h"
 #include "asr/asr_config.h"
 #include "asr/deadline_recognizer.h"
+#include "common/clock.h"
 #include "llm/language_model.h"
 #include "llm/llm_config.h"
 #include "pipeline/call_session.h"
@@ -49,6 +50,10 @@ struct CallStackOptions {
   // as `hotline asr build-lm` would. The generic model alone misreads most call-centre questions.
   bool domain_lm_from_kb = true;
   MetricsRegistry* metrics = nullptr;  // null: the global registry
+  // The answer chain's clock: cache entries' time to live, knowledge-base update checks, turn
+  // timings. Borrowed, must outlive the stack; null: the system clock. An evaluation passes a
+  // FakeClock so that what stays cached does not depend on how fast the machine ran it.
+  const Clock* answer_clock = nullptr;
 };
 
 // What ReloadKnowledgeBase did.
