@@ -431,6 +431,214 @@ nlohmann::json NumberOrNull(double v) {
   return std::isnan(v) ? nlohmann::json() : nlohmann::json(v);
 }
 
+// The command line, checked. Setup carries what the rows read; scratch, chat_template and info
+// are filled later.
+struct Options {
+  bool json = false;
+  int questions = 8;
+  uint64_t seed = 1;
+  std::vector<int> rows;
+  std::string shape, arch, unquantized, quantized, bitext;
+  Setup setup;
+};
+
+// Errors are usage errors, with the message to show above the usage text.
+Result<Options> ParseOptions(Args& args) {
+  Options o;
+  o.json = args.Has("--json");
+  auto n = args.GetInt("--questions", 8, 2, 500);
+  auto passages = args.GetInt("--passages", 1, 1, 8);
+  auto answer_tokens = args.GetInt("--answer-tokens", 32, 4, 512);
+  auto concurrency = args.GetInt("--concurrency", 2, 1, 64);
+  auto threads = args.GetInt("--threads", 2, 1, 256);
+  auto seed = args.GetInt("--seed", 1, 0, 1ll << 62);
+  auto lead_ms = args.GetInt("--lead-ms", 500, 0, 10000);
+  auto talk_ms = args.GetInt("--talk-ms", 2000, 0, 60000);
+  auto drop_words = args.GetInt("--partial-drop-words", 0, 0, 10);
+  auto calls = IntList(args.GetOr("--calls", ""), "--calls", 1, 64);
+  auto row_numbers = IntList(args.GetOr("--rows", "1,2,3,4,5"), "--rows", 1, 5);
+  RETURN_IF_ERROR(calls.status());
+  RETURN_IF_ERROR(row_numbers.status());
+  if (row_numbers->empty()) return InvalidArgumentError("--rows names no row");
+  o.shape = args.GetOr("--shape", "0.5b");
+  o.arch = args.GetOr("--arch", "qwen2");
+  o.unquantized = args.GetOr("--unquantized", "f32");
+  o.quantized = args.GetOr("--quantized", "q4_0");
+  o.bitext = args.GetOr("--bitext", "");
+  o.setup.kb_csv = args.GetOr("--kb", std::string(HOTLINE_ASSETS_DIR) + "/kb/bitext_kb.csv");
+  for (const Status& s : {n.status(), passages.status(), answer_tokens.status(),
+                          concurrency.status(), threads.status(), seed.status(), lead_ms.status(),
+                          talk_ms.status(), drop_words.status(), args.Finish()}) {
+    RETURN_IF_ERROR(s);
+  }
+  if (*talk_ms < *lead_ms) return InvalidArgumentError("--talk-ms must be at least --lead-ms");
+  if (!args.positional().empty()) return InvalidArgumentError("unexpected argument");
+  if (o.shape != "tiny" && o.shape != "0.5b" && o.shape != "1b") {
+    return InvalidArgumentError("--shape must be tiny, 0.5b or 1b");
+  }
+  if (o.arch != "qwen2" && o.arch != "llama") {
+    return InvalidArgumentError("--arch must be qwen2 or llama");
+  }
+  if (o.unquantized != "f32" && o.unquantized != "f16") {
+    return InvalidArgumentError("--unquantized must be f32 or f16");
+  }
+  if (o.quantized != "q4_0" && o.quantized != "q8_0") {
+    return InvalidArgumentError("--quantized must be q4_0 or q8_0");
+  }
+  o.questions = static_cast<int>(*n);
+  o.seed = static_cast<uint64_t>(*seed);
+  o.rows = *row_numbers;
+  o.setup.answer_tokens = static_cast<int>(*answer_tokens);
+  o.setup.passages = static_cast<int>(*passages);
+  o.setup.concurrency = static_cast<int>(*concurrency);
+  o.setup.threads = static_cast<int>(*threads);
+  o.setup.lead_ms = static_cast<int>(*lead_ms);
+  o.setup.talk_ms = static_cast<int>(*talk_ms);
+  o.setup.partial_drop_words = static_cast<int>(*drop_words);
+  o.setup.calls = *calls;
+  o.setup.chat_template = o.arch == "qwen2" ? "chatml" : "llama3";
+  return o;
+}
+
+// The question stream: the knowledge base's scripts (each intent's first article) and its
+// example questions, or --bitext's questions.
+Result<std::vector<ablation::AskedQuestion>> Questions(const Options& o) {
+  std::map<std::string, std::string> scripts;
+  std::map<std::string, std::vector<std::string>> by_intent;
+  RETURN_IF_ERROR(ReadKbScripts(o.setup.kb_csv, &scripts, &by_intent));
+  if (!o.bitext.empty()) {
+    ASSIGN_OR_RETURN(by_intent, ReadBitextQuestions(o.bitext));
+  }
+  return BuildQuestionStream(by_intent, scripts, o.questions, o.seed);
+}
+
+// Writes the random-weight models to `unquantized_path` (only when row 1 runs) and
+// `quantized_path`; sets setup.info.
+Status WriteModels(const Options& o, const std::string& unquantized_path,
+                   const std::string& quantized_path, Setup& setup) {
+  const bool row1 = std::find(o.rows.begin(), o.rows.end(), 1) != o.rows.end();
+  engine::ComputePool pool(setup.threads);
+  for (const auto& [type, path] : {std::pair{o.unquantized, unquantized_path},
+                                   std::pair{o.quantized, quantized_path}}) {
+    if (path == unquantized_path && !row1) continue;
+    engine::RandomModelSpec spec;
+    spec.arch = o.arch;
+    spec.shape = o.shape;
+    ASSIGN_OR_RETURN(spec.type, engine::ParseTypeName(type.c_str()));
+    auto info = engine::WriteRandomModel(spec, path, pool);
+    if (!info.ok()) return info.status().WithContext("writing the " + type + " model");
+    setup.info = *info;
+  }
+  return Status::Ok();
+}
+
+// What the rows measured, and how they ran.
+struct Report {
+  size_t questions = 0;
+  std::vector<RowResult> rows;
+  double load_start = NAN, load_end = NAN, wall_s = 0;
+};
+
+void PrintJson(const Options& o, const Report& r) {
+  const double base_p50 = server::testing::Percentile(r.rows[0].first_audio_ms, 50);
+  const double base_qps = r.rows[0].qps;
+  nlohmann::json out = {
+      {"arch", o.arch},
+      {"shape", o.shape},
+      {"unquantized", o.unquantized},
+      {"quantized", o.quantized},
+      {"questions", r.questions},
+      {"answer_tokens", o.setup.answer_tokens},
+      {"passages", o.setup.passages},
+      {"concurrency", o.setup.concurrency},
+      {"threads", o.setup.threads},
+      {"question_source", o.bitext.empty() ? o.setup.kb_csv : o.bitext},
+      {"lead_ms", o.setup.lead_ms},
+      {"talk_ms", o.setup.talk_ms},
+      {"partial_drop_words", o.setup.partial_drop_words},
+      {"load_average_1m",
+       {{"start", NumberOrNull(r.load_start)}, {"end", NumberOrNull(r.load_end)}}},
+      {"wall_s", r.wall_s}};
+  nlohmann::json jr = nlohmann::json::array();
+  for (const RowResult& x : r.rows) {
+    const double p50 = server::testing::Percentile(x.first_audio_ms, 50);
+    nlohmann::json row = {
+        {"name", x.spec.name},
+        {"weights", x.spec.weights},
+        {"flash_attention", x.spec.flash_attention},
+        {"streaming", x.spec.streaming},
+        {"answer_cache", x.spec.caches},
+        {"first_audio_ms",
+         {{"p50", NumberOrNull(p50)},
+          {"p99", NumberOrNull(server::testing::Percentile(x.first_audio_ms, 99))},
+          {"mean_of", x.first_audio_ms.size()}}},
+        {"questions_per_s", x.qps},
+        {"throughput_wall_s", x.throughput_wall_s},
+        {"memory_bytes",
+         {{"model", x.model_bytes},
+          {"kv", x.kv_bytes},
+          {"caches", x.cache_bytes},
+          {"total", x.model_bytes + x.kv_bytes + x.cache_bytes}}},
+        {"answers_by_tier", x.tiers},
+        {"generated_tokens_mean", x.generated_tokens_mean},
+        {"prompt_tokens_mean", x.prompt_tokens_mean},
+        {"cached_prompt_tokens_mean", x.cached_prompt_tokens_mean},
+        {"failures", x.failures},
+        {"vs_row1",
+         {{"p50", NumberOrNull(base_p50 / p50)},
+          {"questions_per_s",
+           base_qps > 0 ? nlohmann::json(x.qps / base_qps) : nlohmann::json()}}}};
+    if (!x.first_error.empty()) row["first_error"] = x.first_error;
+    row["prefetch"] = x.spec.prefetch;
+    row["speculation"] = x.spec.speculate;
+    for (const SweepPoint& sp : x.sweep) {
+      row["first_audio_by_calls"].push_back(
+          {{"calls", sp.calls},
+           {"p50", NumberOrNull(server::testing::Percentile(sp.first_audio_ms, 50))},
+           {"p99", NumberOrNull(server::testing::Percentile(sp.first_audio_ms, 99))},
+           {"turns", sp.first_audio_ms.size()}});
+    }
+    jr.push_back(row);
+  }
+  out["rows"] = jr;
+  std::cout << out.dump(2) << "\n";
+}
+
+void PrintTable(const Options& o, const Report& r) {
+  const double base_p50 = server::testing::Percentile(r.rows[0].first_audio_ms, 50);
+  std::printf("%-46s %10s %10s %9s %12s %10s %10s %10s\n", "row", "P50 ms", "P99 ms", "q/s",
+              "model MB", "KV MB", "cache KB", "P50 gain");
+  for (const RowResult& x : r.rows) {
+    const double p50 = server::testing::Percentile(x.first_audio_ms, 50);
+    std::printf("%-46s %10.0f %10.0f %9.2f %12.1f %10.1f %10.1f %9.1fx\n", x.spec.name.c_str(),
+                p50, server::testing::Percentile(x.first_audio_ms, 99), x.qps,
+                x.model_bytes / 1048576.0, x.kv_bytes / 1048576.0, x.cache_bytes / 1024.0,
+                base_p50 / p50);
+  }
+  for (const RowResult& x : r.rows) {
+    std::printf("  %s: tiers", x.spec.name.c_str());
+    for (const auto& [tier, count] : x.tiers) std::printf(" %s %d", tier.c_str(), count);
+    std::printf("; %.1f tokens per model answer", x.generated_tokens_mean);
+    if (x.prompt_tokens_mean > 0) {
+      std::printf(", prompts %.0f tokens (%.0f from the prefix cache)", x.prompt_tokens_mean,
+                  x.cached_prompt_tokens_mean);
+    }
+    if (x.failures > 0) std::printf("; %d failed (%s)", x.failures, x.first_error.c_str());
+    std::printf("\n");
+  }
+  for (const RowResult& x : r.rows) {
+    for (const SweepPoint& sp : x.sweep) {
+      std::printf("  %s, %d callers (each talking %d ms, then listening to the whole answer): "
+                  "first audio P50 %.0f ms, P99 %.0f ms (%zu turns)\n",
+                  x.spec.name.c_str(), sp.calls, o.setup.talk_ms,
+                  server::testing::Percentile(sp.first_audio_ms, 50),
+                  server::testing::Percentile(sp.first_audio_ms, 99), sp.first_audio_ms.size());
+    }
+  }
+  std::printf("load average (1 min): %.2f at start, %.2f at end; %.0f s\n", r.load_start,
+              r.load_end, r.wall_s);
+}
+
 int RunBenchAblation(std::span<const std::string> argv) {
   auto args = Args::Parse(
       argv, {"--questions", "--shape", "--arch", "--unquantized", "--quantized", "--answer-tokens",
@@ -441,72 +649,14 @@ int RunBenchAblation(std::span<const std::string> argv) {
     std::cout << kUsage;
     return 0;
   }
-  const bool json = args->Has("--json");
-  auto n = args->GetInt("--questions", 8, 2, 500);
-  auto passages = args->GetInt("--passages", 1, 1, 8);
-  auto answer_tokens = args->GetInt("--answer-tokens", 32, 4, 512);
-  auto concurrency = args->GetInt("--concurrency", 2, 1, 64);
-  auto threads = args->GetInt("--threads", 2, 1, 256);
-  auto seed = args->GetInt("--seed", 1, 0, 1ll << 62);
-  auto lead_ms = args->GetInt("--lead-ms", 500, 0, 10000);
-  auto talk_ms = args->GetInt("--talk-ms", 2000, 0, 60000);
-  auto drop_words = args->GetInt("--partial-drop-words", 0, 0, 10);
-  auto calls = IntList(args->GetOr("--calls", ""), "--calls", 1, 64);
-  auto row_numbers = IntList(args->GetOr("--rows", "1,2,3,4,5"), "--rows", 1, 5);
-  for (const Status& s : {calls.status(), row_numbers.status()}) {
-    if (!s.ok()) return UsageError(s.message(), kUsage);
-  }
-  if (row_numbers->empty()) return UsageError("--rows names no row", kUsage);
-  const std::string shape = args->GetOr("--shape", "0.5b");
-  const std::string arch = args->GetOr("--arch", "qwen2");
-  const std::string unq = args->GetOr("--unquantized", "f32");
-  const std::string quant = args->GetOr("--quantized", "q4_0");
-  const std::string bitext = args->GetOr("--bitext", "");
-  const std::string kb_csv =
-      args->GetOr("--kb", std::string(HOTLINE_ASSETS_DIR) + "/kb/bitext_kb.csv");
-  for (const Status& s : {n.status(), passages.status(), answer_tokens.status(),
-                          concurrency.status(), threads.status(), seed.status(), lead_ms.status(),
-                          talk_ms.status(), drop_words.status(), args->Finish()}) {
-    if (!s.ok()) return UsageError(s.message(), kUsage);
-  }
-  if (*talk_ms < *lead_ms) return UsageError("--talk-ms must be at least --lead-ms", kUsage);
-  if (!args->positional().empty()) return UsageError("unexpected argument", kUsage);
+  auto options = ParseOptions(*args);
+  if (!options.ok()) return UsageError(options.status().message(), kUsage);
+  Options& o = *options;
+  Setup& setup = o.setup;
   InitLogging("warn");  // stdout carries the table; start-up chatter would only bury it
-  if (shape != "tiny" && shape != "0.5b" && shape != "1b") {
-    return UsageError("--shape must be tiny, 0.5b or 1b", kUsage);
-  }
-  if (arch != "qwen2" && arch != "llama")
-    return UsageError("--arch must be qwen2 or llama", kUsage);
-  if (unq != "f32" && unq != "f16") return UsageError("--unquantized must be f32 or f16", kUsage);
-  if (quant != "q4_0" && quant != "q8_0") {
-    return UsageError("--quantized must be q4_0 or q8_0", kUsage);
-  }
-
-  // Knowledge base: the scripts (each intent's first article) and, without --bitext, the
-  // example questions.
-  std::map<std::string, std::string> scripts;
-  std::map<std::string, std::vector<std::string>> by_intent;
-  if (Status s = ReadKbScripts(kb_csv, &scripts, &by_intent); !s.ok()) return Fail(s);
-  if (!bitext.empty()) {
-    auto read = ReadBitextQuestions(bitext);
-    if (!read.ok()) return Fail(read.status());
-    by_intent = std::move(*read);
-  }
-  auto questions =
-      BuildQuestionStream(by_intent, scripts, static_cast<int>(*n), static_cast<uint64_t>(*seed));
+  auto questions = Questions(o);
   if (!questions.ok()) return Fail(questions.status());
 
-  Setup setup;
-  setup.kb_csv = kb_csv;
-  setup.answer_tokens = static_cast<int>(*answer_tokens);
-  setup.passages = static_cast<int>(*passages);
-  setup.concurrency = static_cast<int>(*concurrency);
-  setup.threads = static_cast<int>(*threads);
-  setup.lead_ms = static_cast<int>(*lead_ms);
-  setup.talk_ms = static_cast<int>(*talk_ms);
-  setup.partial_drop_words = static_cast<int>(*drop_words);
-  setup.calls = *calls;
-  setup.chat_template = arch == "qwen2" ? "chatml" : "llama3";
   setup.scratch =
       (std::filesystem::temp_directory_path() / ("hotline-ablation-" + std::to_string(getpid())))
           .string();
@@ -520,150 +670,46 @@ int RunBenchAblation(std::span<const std::string> argv) {
       std::filesystem::remove_all(dir, e);
     }
   } cleanup{setup.scratch};
-
   // The two models (the unquantized one only for row 1).
-  const std::string unq_path = setup.scratch + "/model-" + unq + ".gguf";
-  const std::string quant_path = setup.scratch + "/model-" + quant + ".gguf";
-  const bool row1 = std::find(row_numbers->begin(), row_numbers->end(), 1) != row_numbers->end();
-  {
-    engine::ComputePool pool(setup.threads);
-    for (const auto& [type, path] : {std::pair{unq, unq_path}, std::pair{quant, quant_path}}) {
-      if (path == unq_path && !row1) continue;
-      engine::RandomModelSpec spec;
-      spec.arch = arch;
-      spec.shape = shape;
-      auto parsed = engine::ParseTypeName(type.c_str());
-      if (!parsed.ok()) return Fail(parsed.status());
-      spec.type = *parsed;
-      auto info = engine::WriteRandomModel(spec, path, pool);
-      if (!info.ok()) return Fail(info.status().WithContext("writing the " + type + " model"));
-      setup.info = *info;
-    }
-  }
+  const std::string unq_path = setup.scratch + "/model-" + o.unquantized + ".gguf";
+  const std::string quant_path = setup.scratch + "/model-" + o.quantized + ".gguf";
+  if (Status s = WriteModels(o, unq_path, quant_path, setup); !s.ok()) return Fail(s);
 
   const std::vector<RowSpec> specs = {
-      {"unquantized + plain attention, whole answer", unq, false, false, false},
-      {"quantized + fused attention, whole answer", quant, true, false, false},
-      {"+ streaming pipeline", quant, true, true, false, false, false, true},
-      {"+ answer cache (L1/L2/L3)", quant, true, true, true},
-      {"3 + pre-prefill + speculation (no cache)", quant, true, true, false, true, true, true},
+      {"unquantized + plain attention, whole answer", o.unquantized, false, false, false},
+      {"quantized + fused attention, whole answer", o.quantized, true, false, false},
+      {"+ streaming pipeline", o.quantized, true, true, false, false, false, true},
+      {"+ answer cache (L1/L2/L3)", o.quantized, true, true, true},
+      {"3 + pre-prefill + speculation (no cache)", o.quantized, true, true, false, true, true,
+       true},
   };
-  if (!json) {
-    std::cerr << "hotline bench ablation: " << arch << " " << shape << " (" << unq << " / " << quant
-              << "), " << questions->size() << " questions, " << *answer_tokens
-              << " tokens per model answer, throughput with " << *concurrency << " askers\n";
+  if (!o.json) {
+    std::cerr << "hotline bench ablation: " << o.arch << " " << o.shape << " (" << o.unquantized
+              << " / " << o.quantized << "), " << questions->size() << " questions, "
+              << setup.answer_tokens << " tokens per model answer, throughput with "
+              << setup.concurrency << " askers\n";
   }
-  const double load_start = LoadAverage1m();
+  Report report;
+  report.questions = questions->size();
+  report.load_start = LoadAverage1m();
   const auto t_start = Clock::now();
-  std::vector<RowResult> rows;
   for (size_t i = 0; i < specs.size(); ++i) {
-    if (std::find(row_numbers->begin(), row_numbers->end(), int(i) + 1) == row_numbers->end()) {
-      continue;
-    }
+    if (std::find(o.rows.begin(), o.rows.end(), int(i) + 1) == o.rows.end()) continue;
     const RowSpec& spec = specs[i];
-    auto r = RunRow(setup, spec, spec.weights == unq ? unq_path : quant_path, *questions, !json);
+    auto r = RunRow(setup, spec, spec.weights == o.unquantized ? unq_path : quant_path,
+                    *questions, !o.json);
     if (!r.ok()) return Fail(r.status().WithContext(spec.name));
-    rows.push_back(std::move(*r));
+    report.rows.push_back(std::move(*r));
   }
-  const double load_end = LoadAverage1m();
-  const double wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
+  report.load_end = LoadAverage1m();
+  report.wall_s = std::chrono::duration<double>(Clock::now() - t_start).count();
 
   int failures = 0;
-  for (const RowResult& r : rows) failures += r.failures;
-  const double base_p50 = server::testing::Percentile(rows[0].first_audio_ms, 50);
-  const double base_qps = rows[0].qps;
-  if (json) {
-    nlohmann::json out = {
-        {"arch", arch},
-        {"shape", shape},
-        {"unquantized", unq},
-        {"quantized", quant},
-        {"questions", questions->size()},
-        {"answer_tokens", *answer_tokens},
-        {"passages", *passages},
-        {"concurrency", *concurrency},
-        {"threads", *threads},
-        {"question_source", bitext.empty() ? kb_csv : bitext},
-        {"lead_ms", *lead_ms},
-        {"talk_ms", *talk_ms},
-        {"partial_drop_words", *drop_words},
-        {"load_average_1m", {{"start", NumberOrNull(load_start)}, {"end", NumberOrNull(load_end)}}},
-        {"wall_s", wall_s}};
-    nlohmann::json jr = nlohmann::json::array();
-    for (const RowResult& r : rows) {
-      const double p50 = server::testing::Percentile(r.first_audio_ms, 50);
-      nlohmann::json row = {
-          {"name", r.spec.name},
-          {"weights", r.spec.weights},
-          {"flash_attention", r.spec.flash_attention},
-          {"streaming", r.spec.streaming},
-          {"answer_cache", r.spec.caches},
-          {"first_audio_ms",
-           {{"p50", NumberOrNull(p50)},
-            {"p99", NumberOrNull(server::testing::Percentile(r.first_audio_ms, 99))},
-            {"mean_of", r.first_audio_ms.size()}}},
-          {"questions_per_s", r.qps},
-          {"throughput_wall_s", r.throughput_wall_s},
-          {"memory_bytes",
-           {{"model", r.model_bytes},
-            {"kv", r.kv_bytes},
-            {"caches", r.cache_bytes},
-            {"total", r.model_bytes + r.kv_bytes + r.cache_bytes}}},
-          {"answers_by_tier", r.tiers},
-          {"generated_tokens_mean", r.generated_tokens_mean},
-          {"prompt_tokens_mean", r.prompt_tokens_mean},
-          {"cached_prompt_tokens_mean", r.cached_prompt_tokens_mean},
-          {"failures", r.failures},
-          {"vs_row1",
-           {{"p50", NumberOrNull(base_p50 / p50)},
-            {"questions_per_s",
-             base_qps > 0 ? nlohmann::json(r.qps / base_qps) : nlohmann::json()}}}};
-      if (!r.first_error.empty()) row["first_error"] = r.first_error;
-      row["prefetch"] = r.spec.prefetch;
-      row["speculation"] = r.spec.speculate;
-      for (const SweepPoint& sp : r.sweep) {
-        row["first_audio_by_calls"].push_back(
-            {{"calls", sp.calls},
-             {"p50", NumberOrNull(server::testing::Percentile(sp.first_audio_ms, 50))},
-             {"p99", NumberOrNull(server::testing::Percentile(sp.first_audio_ms, 99))},
-             {"turns", sp.first_audio_ms.size()}});
-      }
-      jr.push_back(row);
-    }
-    out["rows"] = jr;
-    std::cout << out.dump(2) << "\n";
+  for (const RowResult& r : report.rows) failures += r.failures;
+  if (o.json) {
+    PrintJson(o, report);
   } else {
-    std::printf("%-46s %10s %10s %9s %12s %10s %10s %10s\n", "row", "P50 ms", "P99 ms", "q/s",
-                "model MB", "KV MB", "cache KB", "P50 gain");
-    for (const RowResult& r : rows) {
-      const double p50 = server::testing::Percentile(r.first_audio_ms, 50);
-      std::printf("%-46s %10.0f %10.0f %9.2f %12.1f %10.1f %10.1f %9.1fx\n", r.spec.name.c_str(),
-                  p50, server::testing::Percentile(r.first_audio_ms, 99), r.qps,
-                  r.model_bytes / 1048576.0, r.kv_bytes / 1048576.0, r.cache_bytes / 1024.0,
-                  base_p50 / p50);
-    }
-    for (const RowResult& r : rows) {
-      std::printf("  %s: tiers", r.spec.name.c_str());
-      for (const auto& [tier, count] : r.tiers) std::printf(" %s %d", tier.c_str(), count);
-      std::printf("; %.1f tokens per model answer", r.generated_tokens_mean);
-      if (r.prompt_tokens_mean > 0) {
-        std::printf(", prompts %.0f tokens (%.0f from the prefix cache)", r.prompt_tokens_mean,
-                    r.cached_prompt_tokens_mean);
-      }
-      if (r.failures > 0) std::printf("; %d failed (%s)", r.failures, r.first_error.c_str());
-      std::printf("\n");
-    }
-    for (const RowResult& r : rows) {
-      for (const SweepPoint& sp : r.sweep) {
-        std::printf("  %s, %d callers (each talking %d ms, then listening to the whole answer): "
-                    "first audio P50 %.0f ms, P99 %.0f ms (%zu turns)\n",
-                    r.spec.name.c_str(), sp.calls, setup.talk_ms,
-                    server::testing::Percentile(sp.first_audio_ms, 50),
-                    server::testing::Percentile(sp.first_audio_ms, 99), sp.first_audio_ms.size());
-      }
-    }
-    std::printf("load average (1 min): %.2f at start, %.2f at end; %.0f s\n", load_start, load_end,
-                wall_s);
+    PrintTable(o, report);
   }
   return failures == 0 ? 0 : 3;
 }
