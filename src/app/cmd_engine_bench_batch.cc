@@ -87,6 +87,7 @@ struct DecodePoint {
   double pass_tps = 0;
   double mean_itl_ms = 0;
   double mean_ttft_ms = 0;
+  long timed_tokens = 0;  // generated after every sequence had its first token
 };
 
 using Handle = std::shared_ptr<engine::RequestHandle>;
@@ -162,6 +163,7 @@ Result<DecodePoint> MeasureDecode(engine::BatchScheduler& sched, int n, int prom
   const auto t1 = std::chrono::steady_clock::now();
   const double cpu1 = ProcessCpuSeconds();
   DecodePoint p;
+  p.timed_tokens = total.load() - tokens0;
   p.concurrency = n;
   p.decode_tps = static_cast<double>(total.load() - tokens0) * 1000.0 / Ms(t0, t1);
   p.decode_tokens_per_cpu_s =
@@ -250,6 +252,272 @@ Result<PrefixPoint> MeasurePrefix(engine::BatchScheduler& sched, int system_toke
   return out;
 }
 
+// The command line, checked.
+struct BatchOptions {
+  std::string model;
+  int threads = 2;
+  int prompt_tokens = 32;
+  int gen_tokens = 64;
+  int prefix_tokens = 500;
+  int max_batch = 0;
+  int prefix_repeats = 1;
+  std::string kernel;
+  std::vector<int> levels;
+  bool json = false;
+};
+
+// Errors are usage errors.
+Result<BatchOptions> ParseBatchOptions(Args& args) {
+  BatchOptions o;
+  std::optional<std::string> model = args.Get("-m");
+  if (!model) model = args.Get("--model");
+  auto threads = args.GetInt("--threads", 2, 1, 256);
+  auto prompt_tokens = args.GetInt("--prompt-tokens", 32, 1, 8192);
+  auto gen_tokens = args.GetInt("--gen-tokens", 64, 2, 8192);
+  auto prefix_tokens = args.GetInt("--prefix-tokens", 500, 0, 8192);
+  auto max_batch = args.GetInt("--max-batch-size", 0, 0, 1024);
+  auto prefix_repeats = args.GetInt("--prefix-repeats", 1, 1, 100);
+  o.kernel = args.GetOr("--kernel", "auto");
+  const std::string conc = args.GetOr("--concurrency", "1,2,4,8,16,32");
+  o.json = args.Has("--json");
+  RETURN_IF_ERROR(args.Finish());
+  for (const auto* r :
+       {&threads, &prompt_tokens, &gen_tokens, &prefix_tokens, &max_batch, &prefix_repeats}) {
+    RETURN_IF_ERROR(r->status());
+  }
+  ASSIGN_OR_RETURN(o.levels, ParseList(conc));
+  if (!model) return InvalidArgumentError("missing -m MODEL.gguf");
+  if (!args.positional().empty()) return InvalidArgumentError("unexpected argument");
+  o.model = *model;
+  o.threads = static_cast<int>(*threads);
+  o.prompt_tokens = static_cast<int>(*prompt_tokens);
+  o.gen_tokens = static_cast<int>(*gen_tokens);
+  o.prefix_tokens = static_cast<int>(*prefix_tokens);
+  o.max_batch = static_cast<int>(*max_batch);
+  o.prefix_repeats = static_cast<int>(*prefix_repeats);
+  return o;
+}
+
+// The engine and its batching scheduler, sized for the largest level and the prefix test.
+struct Bench {
+  engine::EngineConfig config;
+  engine::BatchSchedulerConfig scheduler_config;
+  std::unique_ptr<engine::Engine> engine;
+  std::unique_ptr<engine::BatchScheduler> scheduler;
+};
+
+Result<std::unique_ptr<Bench>> LoadBench(const BatchOptions& o) {
+  auto b = std::make_unique<Bench>();
+  const int max_n = *std::max_element(o.levels.begin(), o.levels.end());
+  engine::EngineConfig& config = b->config;
+  config.model_path = o.model;
+  config.threads = o.threads;
+  config.kernel = o.kernel;
+  config.max_seq_len =
+      std::max(o.prompt_tokens + o.gen_tokens, o.prefix_tokens + 8 + 200) + 16;
+  // At least 2, so the prefix test's second request runs beside the first.
+  config.max_batch_size = o.max_batch > 0 ? o.max_batch : std::max(max_n, 16);
+  config.max_num_batched_tokens = std::max(512, config.max_batch_size);
+  ASSIGN_OR_RETURN(b->engine, engine::Engine::Load(config));
+  engine::BatchSchedulerConfig& bc = b->scheduler_config;
+  bc = engine::BatchSchedulerConfig::FromEngine(config);
+  // Room for every sequence of the largest level plus the prefix test.
+  const int per_seq_blocks = (o.prompt_tokens + o.gen_tokens) / bc.kv_block_tokens + 2;
+  const int prefix_blocks = (o.prefix_tokens + 208) / bc.kv_block_tokens + 8;
+  const engine::ModelHParams& hp = b->engine->model().hparams();
+  const uint64_t block_bytes = uint64_t(hp.n_head_kv) * hp.head_dim * 2 /* f16 */ *
+                               uint64_t(bc.kv_block_tokens) * 2 * uint64_t(hp.n_layer);
+  bc.kv_cache_bytes =
+      block_bytes * uint64_t(std::max(per_seq_blocks * max_n, 2 * prefix_blocks) + 16);
+  ASSIGN_OR_RETURN(b->scheduler, engine::BatchScheduler::Create(*b->engine, bc));
+  return b;
+}
+
+// One sequence's n-token prompt in one pass: the kernels' ceiling for a batch of n, tokens/s.
+Result<double> MeasurePass(engine::BatchScheduler& sched, int n, int n_vocab) {
+  std::mt19937 rng(7000u + uint32_t(n));
+  engine::BatchRequest r;
+  r.prompt = RandomTokens(rng, n, n_vocab);
+  r.sampling.max_tokens = 1;
+  r.ignore_stop_tokens = true;
+  ASSIGN_OR_RETURN(Handle h, sched.Submit(std::move(r)));
+  engine::BatchResult pr = h->Wait();
+  if (!pr.status.ok()) return pr.status;
+  return pr.timings.prefill_ms > 0 ? n * 1000.0 / pr.timings.prefill_ms : 0;
+}
+
+// Each level's decode figures, with its one-pass ceiling.
+Result<std::vector<DecodePoint>> MeasureLevels(engine::BatchScheduler& sched, const BatchOptions& o,
+                                               int n_vocab) {
+  std::vector<DecodePoint> points;
+  for (int n : o.levels) {
+    ASSIGN_OR_RETURN(DecodePoint p, MeasureDecode(sched, n, o.prompt_tokens, o.gen_tokens,
+                                                  n_vocab, 1000u + uint32_t(n)));
+    // A model this fast finishes before the last sequence's first token: nothing left to time.
+    if (p.timed_tokens < n) {
+      return FailedPreconditionError(
+          "at concurrency " + std::to_string(n) + " the model generated its " +
+          std::to_string(o.gen_tokens) +
+          " tokens per sequence before they could be timed (under one per sequence after the "
+          "last first token): raise --gen-tokens");
+    }
+    ASSIGN_OR_RETURN(p.pass_tps, MeasurePass(sched, n, n_vocab));
+    points.push_back(p);
+    if (!o.json) std::fprintf(stderr, "  concurrency %d: %.2f tokens/s\n", n, p.decode_tps);
+  }
+  return points;
+}
+
+// Each point's baseline for its ratios: the latest one-sequence point measured before it (else
+// the first one), so "1,16,1,16" pairs each batch with a baseline taken moments earlier on a busy
+// machine. Wall-time and CPU-time baselines.
+struct Baselines {
+  std::vector<double> wall, cpu;
+};
+
+Baselines RatioBaselines(const std::vector<DecodePoint>& points) {
+  Baselines b{std::vector<double>(points.size(), 0), std::vector<double>(points.size(), 0)};
+  double first = 0, latest = 0, cpu_first = 0, cpu_latest = 0;
+  for (const DecodePoint& p : points) {
+    if (p.concurrency == 1 && first == 0) {
+      first = p.decode_tps;
+      cpu_first = p.decode_tokens_per_cpu_s;
+    }
+  }
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (points[i].concurrency == 1) {
+      latest = points[i].decode_tps;
+      cpu_latest = points[i].decode_tokens_per_cpu_s;
+    }
+    b.wall[i] = latest > 0 ? latest : first;
+    b.cpu[i] = cpu_latest > 0 ? cpu_latest : cpu_first;
+  }
+  return b;
+}
+
+// The prefix-cache figures over the repeats: each timing's median, and the median of each
+// repeat's ratio of cold to shared first-token time.
+struct PrefixSummary {
+  PrefixPoint point;
+  double ratio_busy = 0, ratio_idle = 0;
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+Result<PrefixSummary> MeasurePrefixRepeats(engine::BatchScheduler& sched, const BatchOptions& o,
+                                           int n_vocab) {
+  // Each repeat uses its own system prompt (a repeat of the same one would start warm).
+  std::vector<PrefixPoint> runs;
+  std::vector<double> busy, idle;
+  for (int i = 0; i < o.prefix_repeats; ++i) {
+    ASSIGN_OR_RETURN(PrefixPoint p, MeasurePrefix(sched, o.prefix_tokens, n_vocab,
+                                                  4242u + static_cast<uint32_t>(i)));
+    runs.push_back(p);
+    busy.push_back(p.cold_ttft_ms / p.shared_busy_ttft_ms);
+    idle.push_back(p.cold_ttft_ms / p.shared_idle_ttft_ms);
+  }
+  auto median_of = [&](double PrefixPoint::*field) {
+    std::vector<double> v;
+    for (const PrefixPoint& r : runs) v.push_back(r.*field);
+    return Median(v);
+  };
+  PrefixSummary s;
+  s.point = runs.back();
+  s.point.cold_ttft_ms = median_of(&PrefixPoint::cold_ttft_ms);
+  s.point.shared_busy_ttft_ms = median_of(&PrefixPoint::shared_busy_ttft_ms);
+  s.point.shared_idle_ttft_ms = median_of(&PrefixPoint::shared_idle_ttft_ms);
+  s.point.shared_idle_queue_ms = median_of(&PrefixPoint::shared_idle_queue_ms);
+  s.point.shared_idle_prefill_ms = median_of(&PrefixPoint::shared_idle_prefill_ms);
+  s.ratio_busy = Median(busy);
+  s.ratio_idle = Median(idle);
+  return s;
+}
+
+void PrintBatchJson(const BatchOptions& o, const Bench& b, const std::vector<DecodePoint>& points,
+                    const Baselines& bases, const std::optional<PrefixSummary>& prefix) {
+  std::printf(
+      "{\"model\": \"%s\", \"threads\": %d, \"kernel\": \"%s\", \"prompt_tokens\": %d, "
+      "\"gen_tokens\": %d, \"max_batch_size\": %d, \"decode\": [",
+      o.model.c_str(), o.threads, engine::KernelIsaName(engine::ActiveKernelIsa()),
+      o.prompt_tokens, o.gen_tokens, b.config.max_batch_size);
+  for (size_t i = 0; i < points.size(); ++i) {
+    const DecodePoint& p = points[i];
+    std::printf(
+        "%s{\"concurrency\": %d, \"decode_tokens_per_s\": %.2f, \"ratio_to_1\": %.2f, "
+        "\"mean_inter_token_ms\": %.2f, \"mean_first_token_ms\": %.1f, "
+        "\"one_pass_tokens_per_s\": %.2f, \"decode_tokens_per_cpu_s\": %.2f, "
+        "\"cpu_ratio_to_1\": %.2f}",
+        i ? ", " : "", p.concurrency, p.decode_tps,
+        bases.wall[i] > 0 ? p.decode_tps / bases.wall[i] : 0, p.mean_itl_ms, p.mean_ttft_ms,
+        p.pass_tps, p.decode_tokens_per_cpu_s,
+        bases.cpu[i] > 0 ? p.decode_tokens_per_cpu_s / bases.cpu[i] : 0);
+  }
+  std::printf("]");
+  if (prefix) {
+    const PrefixPoint& x = prefix->point;
+    std::printf(
+        ", \"prefix\": {\"system_tokens\": %d, \"cold_first_token_ms\": %.2f, "
+        "\"shared_busy_first_token_ms\": %.2f, \"shared_idle_first_token_ms\": %.2f, "
+        "\"ratio_busy\": %.1f, \"ratio_idle\": %.1f, \"cached_tokens_busy\": %d, "
+        "\"cached_tokens_idle\": %d, \"kv_blocks_a\": %d, \"kv_blocks_a_and_b\": %d, "
+        "\"repeats\": %d}",
+        x.system_tokens, x.cold_ttft_ms, x.shared_busy_ttft_ms, x.shared_idle_ttft_ms,
+        prefix->ratio_busy, prefix->ratio_idle, x.cached_busy, x.cached_idle, x.blocks_before,
+        x.blocks_with_b, o.prefix_repeats);
+  }
+  std::printf("}\n");
+}
+
+void PrintBatchTable(const BatchOptions& o, const Bench& b, const std::vector<DecodePoint>& points,
+                     const Baselines& bases, const std::optional<PrefixSummary>& prefix) {
+  std::printf(
+      "model %s, %d threads, kernel %s, prompts %d tokens, %d generated each, "
+      "max_batch_size %d\n",
+      o.model.c_str(), o.threads, engine::KernelIsaName(engine::ActiveKernelIsa()),
+      o.prompt_tokens, o.gen_tokens, b.config.max_batch_size);
+  std::printf("%12s %13s %7s %12s %7s %12s %13s %13s\n", "concurrency", "decode tok/s", "vs 1",
+              "tok/CPU-s", "vs 1", "mean ITL ms", "mean TTFT ms", "pass tok/s");
+  for (size_t i = 0; i < points.size(); ++i) {
+    const DecodePoint& p = points[i];
+    std::printf("%12d %13.2f %6.2fx %12.2f %6.2fx %12.2f %13.1f %13.2f\n", p.concurrency,
+                p.decode_tps, bases.wall[i] > 0 ? p.decode_tps / bases.wall[i] : 0,
+                p.decode_tokens_per_cpu_s,
+                bases.cpu[i] > 0 ? p.decode_tokens_per_cpu_s / bases.cpu[i] : 0, p.mean_itl_ms,
+                p.mean_ttft_ms, p.pass_tps);
+  }
+  std::printf(
+      "(tok/CPU-s: the same tokens over this process's CPU time, steadier than wall time on a "
+      "shared machine)\n");
+  std::printf(
+      "(N-token pass: one sequence's N-token prompt in one forward pass, the same "
+      "matrix products as N decode tokens: the kernels' ceiling for batch N)\n");
+  if (!prefix) return;
+  const PrefixPoint& x = prefix->point;
+  const int block_tokens = b.scheduler_config.kv_block_tokens;
+  std::printf("prefix cache, %d-token system prompt + 8 tokens%s:\n", x.system_tokens,
+              o.prefix_repeats > 1 ? " (medians of the repeats; ratios: median of each "
+                                     "repeat's ratio)"
+                                   : "");
+  std::printf("  cold first token        %9.2f ms\n", x.cold_ttft_ms);
+  std::printf(
+      "  shared, blocks held by a running sequence %9.2f ms (%.1fx lower, %d tokens "
+      "reused)\n",
+      x.shared_busy_ttft_ms, prefix->ratio_busy, x.cached_busy);
+  std::printf(
+      "  shared, engine idle     %9.2f ms (%.1fx lower, %d tokens reused; queue %.2f ms, "
+      "prefill %.2f ms)\n",
+      x.shared_idle_ttft_ms, prefix->ratio_idle, x.cached_idle, x.shared_idle_queue_ms,
+      x.shared_idle_prefill_ms);
+  std::printf(
+      "  KV blocks in use: %d with the first sequence, %d with both (the prompt is %d "
+      "blocks)\n",
+      x.blocks_before, x.blocks_with_b, (x.system_tokens + 8 + block_tokens - 1) / block_tokens);
+}
+
 }  // namespace
 
 // Called by `hotline engine bench` when --concurrency is given.
@@ -263,204 +531,29 @@ int RunBatchBench(std::span<const std::string> argv) {
     std::cout << kBatchUsage;
     return 0;
   }
-  std::optional<std::string> model = args->Get("-m");
-  if (!model) model = args->Get("--model");
-  auto threads = args->GetInt("--threads", 2, 1, 256);
-  auto prompt_tokens = args->GetInt("--prompt-tokens", 32, 1, 8192);
-  auto gen_tokens = args->GetInt("--gen-tokens", 64, 2, 8192);
-  auto prefix_tokens = args->GetInt("--prefix-tokens", 500, 0, 8192);
-  auto max_batch = args->GetInt("--max-batch-size", 0, 0, 1024);
-  auto prefix_repeats = args->GetInt("--prefix-repeats", 1, 1, 100);
-  const std::string kernel = args->GetOr("--kernel", "auto");
-  const std::string conc = args->GetOr("--concurrency", "1,2,4,8,16,32");
-  const bool json = args->Has("--json");
-  if (Status s = args->Finish(); !s.ok()) return UsageError(s.message(), kBatchUsage);
-  for (const auto* r :
-       {&threads, &prompt_tokens, &gen_tokens, &prefix_tokens, &max_batch, &prefix_repeats}) {
-    if (!r->ok()) return UsageError(r->status().message(), kBatchUsage);
-  }
-  auto levels = ParseList(conc);
-  if (!levels.ok()) return UsageError(levels.status().message(), kBatchUsage);
-  if (!model) return UsageError("missing -m MODEL.gguf", kBatchUsage);
-  if (!args->positional().empty()) return UsageError("unexpected argument", kBatchUsage);
-
-  const int max_n = *std::max_element(levels->begin(), levels->end());
-  engine::EngineConfig config;
-  config.model_path = *model;
-  config.threads = static_cast<int>(*threads);
-  config.kernel = kernel;
-  config.max_seq_len =
-      static_cast<int>(std::max(*prompt_tokens + *gen_tokens, *prefix_tokens + 8 + 200) + 16);
-  // At least 2, so the prefix test's second request runs beside the first.
-  config.max_batch_size = *max_batch > 0 ? static_cast<int>(*max_batch) : std::max(max_n, 16);
-  config.max_num_batched_tokens = std::max(512, config.max_batch_size);
-  auto engine = engine::Engine::Load(config);
-  if (!engine.ok()) return Fail(engine.status());
-  const int n_vocab = (*engine)->model().hparams().n_vocab;
-  engine::BatchSchedulerConfig bc = engine::BatchSchedulerConfig::FromEngine(config);
-  // Room for every sequence of the largest level plus the prefix test.
-  const int per_seq_blocks =
-      static_cast<int>((*prompt_tokens + *gen_tokens) / bc.kv_block_tokens + 2);
-  const int prefix_blocks = static_cast<int>((*prefix_tokens + 208) / bc.kv_block_tokens + 8);
-  const engine::ModelHParams& hp = (*engine)->model().hparams();
-  const uint64_t block_bytes = uint64_t(hp.n_head_kv) * hp.head_dim * 2 /* f16 */ *
-                               uint64_t(bc.kv_block_tokens) * 2 * uint64_t(hp.n_layer);
-  bc.kv_cache_bytes =
-      block_bytes * uint64_t(std::max(per_seq_blocks * max_n, 2 * prefix_blocks) + 16);
-  auto sched = engine::BatchScheduler::Create(**engine, bc);
-  if (!sched.ok()) return Fail(sched.status());
+  auto options = ParseBatchOptions(*args);
+  if (!options.ok()) return UsageError(options.status().message(), kBatchUsage);
+  const BatchOptions& o = *options;
+  auto bench = LoadBench(o);
+  if (!bench.ok()) return Fail(bench.status());
+  engine::BatchScheduler& sched = *(*bench)->scheduler;
+  const int n_vocab = (*bench)->engine->model().hparams().n_vocab;
 
   // Warm-up: touch every weight page once (the file is mmap'ed).
-  if (auto w = MeasureDecode(**sched, 1, 4, 2, n_vocab, 99); !w.ok()) return Fail(w.status());
-
-  std::vector<DecodePoint> points;
-  for (int n : *levels) {
-    auto p = MeasureDecode(**sched, n, static_cast<int>(*prompt_tokens),
-                           static_cast<int>(*gen_tokens), n_vocab, 1000u + uint32_t(n));
+  if (auto w = MeasureDecode(sched, 1, 4, 2, n_vocab, 99); !w.ok()) return Fail(w.status());
+  auto points = MeasureLevels(sched, o, n_vocab);
+  if (!points.ok()) return Fail(points.status());
+  const Baselines bases = RatioBaselines(*points);
+  std::optional<PrefixSummary> prefix;
+  if (o.prefix_tokens > 0) {
+    auto p = MeasurePrefixRepeats(sched, o, n_vocab);
     if (!p.ok()) return Fail(p.status());
-    {
-      std::mt19937 rng(7000u + uint32_t(n));
-      engine::BatchRequest r;
-      r.prompt = RandomTokens(rng, n, n_vocab);
-      r.sampling.max_tokens = 1;
-      r.ignore_stop_tokens = true;
-      auto h = (*sched)->Submit(std::move(r));
-      if (!h.ok()) return Fail(h.status());
-      engine::BatchResult pr = (*h)->Wait();
-      if (!pr.status.ok()) return Fail(pr.status);
-      p->pass_tps = pr.timings.prefill_ms > 0 ? n * 1000.0 / pr.timings.prefill_ms : 0;
-    }
-    points.push_back(*p);
-    if (!json) {
-      std::fprintf(stderr, "  concurrency %d: %.2f tokens/s\n", n, p->decode_tps);
-    }
+    prefix = *p;
   }
-  // Ratios against the latest one-sequence point measured before (else the first one), so
-  // "1,16,1,16" pairs each batch with a baseline taken moments earlier on a busy machine.
-  std::vector<double> bases(points.size(), 0), cpu_bases(points.size(), 0);
-  {
-    double first = 0, latest = 0, cpu_first = 0, cpu_latest = 0;
-    for (const DecodePoint& p : points) {
-      if (p.concurrency == 1 && first == 0) {
-        first = p.decode_tps;
-        cpu_first = p.decode_tokens_per_cpu_s;
-      }
-    }
-    for (size_t i = 0; i < points.size(); ++i) {
-      if (points[i].concurrency == 1) {
-        latest = points[i].decode_tps;
-        cpu_latest = points[i].decode_tokens_per_cpu_s;
-      }
-      bases[i] = latest > 0 ? latest : first;
-      cpu_bases[i] = cpu_latest > 0 ? cpu_latest : cpu_first;
-    }
-  }
-
-  std::optional<PrefixPoint> prefix;
-  double ratio_busy = 0, ratio_idle = 0;
-  if (*prefix_tokens > 0) {
-    // Each repeat uses its own system prompt (a repeat of the same one would start warm).
-    std::vector<PrefixPoint> runs;
-    std::vector<double> busy, idle;
-    for (long long i = 0; i < *prefix_repeats; ++i) {
-      auto p = MeasurePrefix(**sched, static_cast<int>(*prefix_tokens), n_vocab,
-                             4242u + static_cast<uint32_t>(i));
-      if (!p.ok()) return Fail(p.status());
-      runs.push_back(*p);
-      busy.push_back(p->cold_ttft_ms / p->shared_busy_ttft_ms);
-      idle.push_back(p->cold_ttft_ms / p->shared_idle_ttft_ms);
-    }
-    auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      const size_t n = v.size();
-      return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    };
-    auto median_of = [&](double PrefixPoint::*field) {
-      std::vector<double> v;
-      for (const PrefixPoint& r : runs) v.push_back(r.*field);
-      return median(v);
-    };
-    prefix = runs.back();
-    prefix->cold_ttft_ms = median_of(&PrefixPoint::cold_ttft_ms);
-    prefix->shared_busy_ttft_ms = median_of(&PrefixPoint::shared_busy_ttft_ms);
-    prefix->shared_idle_ttft_ms = median_of(&PrefixPoint::shared_idle_ttft_ms);
-    prefix->shared_idle_queue_ms = median_of(&PrefixPoint::shared_idle_queue_ms);
-    prefix->shared_idle_prefill_ms = median_of(&PrefixPoint::shared_idle_prefill_ms);
-    ratio_busy = median(busy);
-    ratio_idle = median(idle);
-  }
-  const char* isa = engine::KernelIsaName(engine::ActiveKernelIsa());
-  if (json) {
-    std::printf(
-        "{\"model\": \"%s\", \"threads\": %lld, \"kernel\": \"%s\", \"prompt_tokens\": %lld, "
-        "\"gen_tokens\": %lld, \"max_batch_size\": %d, \"decode\": [",
-        model->c_str(), *threads, isa, *prompt_tokens, *gen_tokens, config.max_batch_size);
-    for (size_t i = 0; i < points.size(); ++i) {
-      const DecodePoint& p = points[i];
-      std::printf(
-          "%s{\"concurrency\": %d, \"decode_tokens_per_s\": %.2f, \"ratio_to_1\": %.2f, "
-          "\"mean_inter_token_ms\": %.2f, \"mean_first_token_ms\": %.1f, "
-          "\"one_pass_tokens_per_s\": %.2f, \"decode_tokens_per_cpu_s\": %.2f, "
-          "\"cpu_ratio_to_1\": %.2f}",
-          i ? ", " : "", p.concurrency, p.decode_tps, bases[i] > 0 ? p.decode_tps / bases[i] : 0,
-          p.mean_itl_ms, p.mean_ttft_ms, p.pass_tps, p.decode_tokens_per_cpu_s,
-          cpu_bases[i] > 0 ? p.decode_tokens_per_cpu_s / cpu_bases[i] : 0);
-    }
-    std::printf("]");
-    if (prefix) {
-      std::printf(
-          ", \"prefix\": {\"system_tokens\": %d, \"cold_first_token_ms\": %.2f, "
-          "\"shared_busy_first_token_ms\": %.2f, \"shared_idle_first_token_ms\": %.2f, "
-          "\"ratio_busy\": %.1f, \"ratio_idle\": %.1f, \"cached_tokens_busy\": %d, "
-          "\"cached_tokens_idle\": %d, \"kv_blocks_a\": %d, \"kv_blocks_a_and_b\": %d, "
-          "\"repeats\": %lld}",
-          prefix->system_tokens, prefix->cold_ttft_ms, prefix->shared_busy_ttft_ms,
-          prefix->shared_idle_ttft_ms, ratio_busy, ratio_idle, prefix->cached_busy,
-          prefix->cached_idle, prefix->blocks_before, prefix->blocks_with_b, *prefix_repeats);
-    }
-    std::printf("}\n");
+  if (o.json) {
+    PrintBatchJson(o, **bench, *points, bases, prefix);
   } else {
-    std::printf(
-        "model %s, %lld threads, kernel %s, prompts %lld tokens, %lld generated each, "
-        "max_batch_size %d\n",
-        model->c_str(), *threads, isa, *prompt_tokens, *gen_tokens, config.max_batch_size);
-    std::printf("%12s %13s %7s %12s %7s %12s %13s %13s\n", "concurrency", "decode tok/s", "vs 1",
-                "tok/CPU-s", "vs 1", "mean ITL ms", "mean TTFT ms", "pass tok/s");
-    for (size_t i = 0; i < points.size(); ++i) {
-      const DecodePoint& p = points[i];
-      std::printf("%12d %13.2f %6.2fx %12.2f %6.2fx %12.2f %13.1f %13.2f\n", p.concurrency,
-                  p.decode_tps, bases[i] > 0 ? p.decode_tps / bases[i] : 0,
-                  p.decode_tokens_per_cpu_s,
-                  cpu_bases[i] > 0 ? p.decode_tokens_per_cpu_s / cpu_bases[i] : 0, p.mean_itl_ms,
-                  p.mean_ttft_ms, p.pass_tps);
-    }
-    std::printf(
-        "(tok/CPU-s: the same tokens over this process's CPU time, steadier than wall time on a "
-        "shared machine)\n");
-    std::printf(
-        "(N-token pass: one sequence's N-token prompt in one forward pass, the same "
-        "matrix products as N decode tokens: the kernels' ceiling for batch N)\n");
-    if (prefix) {
-      std::printf("prefix cache, %d-token system prompt + 8 tokens%s:\n", prefix->system_tokens,
-                  *prefix_repeats > 1 ? " (medians of the repeats; ratios: median of each "
-                                        "repeat's ratio)"
-                                      : "");
-      std::printf("  cold first token        %9.2f ms\n", prefix->cold_ttft_ms);
-      std::printf(
-          "  shared, blocks held by a running sequence %9.2f ms (%.1fx lower, %d tokens "
-          "reused)\n",
-          prefix->shared_busy_ttft_ms, ratio_busy, prefix->cached_busy);
-      std::printf(
-          "  shared, engine idle     %9.2f ms (%.1fx lower, %d tokens reused; queue %.2f ms, "
-          "prefill %.2f ms)\n",
-          prefix->shared_idle_ttft_ms, ratio_idle, prefix->cached_idle,
-          prefix->shared_idle_queue_ms, prefix->shared_idle_prefill_ms);
-      std::printf(
-          "  KV blocks in use: %d with the first sequence, %d with both (the prompt is %d "
-          "blocks)\n",
-          prefix->blocks_before, prefix->blocks_with_b,
-          (prefix->system_tokens + 8 + bc.kv_block_tokens - 1) / bc.kv_block_tokens);
-    }
+    PrintBatchTable(o, **bench, *points, bases, prefix);
   }
   return 0;
 }
