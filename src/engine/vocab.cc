@@ -111,7 +111,18 @@ Status Vocabulary::Build(VocabData& data) {
                               "'gpt2' (byte-level BPE) vocabularies");
   }
   ASSIGN_OR_RETURN(pre_, ParsePre(model_, data.pre));
+  RETURN_IF_ERROR(StoreTokens(data));
+  IndexTexts();
+  RETURN_IF_ERROR(SetSpecialIds(data));
+  FindByteTokens(!data.token_types.empty());
+  if (model_ == TokenizerModel::kBpe) RETURN_IF_ERROR(IndexMerges(data.merges));
+  CollectSpecialTokens();
+  chat_template_ = std::move(data.chat_template);
+  return Status::Ok();
+}
 
+// The token texts into one arena, the scores and the types, each checked against the bounds.
+Status Vocabulary::StoreTokens(VocabData& data) {
   const size_t n = data.tokens.size();
   if (n == 0) return InvalidArgumentError("the vocabulary has no tokens (tokenizer.ggml.tokens)");
   if (n > kMaxTokens) {
@@ -128,7 +139,6 @@ Status Vocabulary::Build(VocabData& data) {
                                 std::to_string(data.token_types.size()) + " entries for " +
                                 std::to_string(n) + " tokens");
   }
-
   size_t total = 0;
   for (const auto& t : data.tokens) {
     if (t.size() > kMaxTokenBytes) {
@@ -150,7 +160,6 @@ Status Vocabulary::Build(VocabData& data) {
     offsets_.push_back(static_cast<uint32_t>(arena_.size()));
   }
   scores_ = std::move(data.scores);
-
   types_.assign(n, TokenType::kNormal);
   for (size_t i = 0; i < data.token_types.size(); ++i) {
     const int32_t t = data.token_types[i];
@@ -160,27 +169,35 @@ Status Vocabulary::Build(VocabData& data) {
     }
     types_[i] = static_cast<TokenType>(t);
   }
+  return Status::Ok();
+}
 
+// The open-addressing index of token ids by text (Find).
+void Vocabulary::IndexTexts() {
+  const size_t n = types_.size();
   text_slots_.assign(TableSize(n), kNoToken);
-  {
-    const size_t mask = text_slots_.size() - 1;
-    for (size_t i = 0; i < n; ++i) {
-      const auto id = static_cast<TokenId>(i);
-      const std::string_view text = Text(id);
-      size_t slot = HashText(text) & mask;
-      bool duplicate = false;
-      while (text_slots_[slot] != kNoToken) {
-        // First id wins for duplicate texts, as in the reference tokenizers' vocab maps.
-        if (Text(text_slots_[slot]) == text) {
-          duplicate = true;
-          break;
-        }
-        slot = (slot + 1) & mask;
+  const size_t mask = text_slots_.size() - 1;
+  for (size_t i = 0; i < n; ++i) {
+    const auto id = static_cast<TokenId>(i);
+    const std::string_view text = Text(id);
+    size_t slot = HashText(text) & mask;
+    bool duplicate = false;
+    while (text_slots_[slot] != kNoToken) {
+      // First id wins for duplicate texts, as in the reference tokenizers' vocab maps.
+      if (Text(text_slots_[slot]) == text) {
+        duplicate = true;
+        break;
       }
-      if (!duplicate) text_slots_[slot] = id;
+      slot = (slot + 1) & mask;
     }
+    if (!duplicate) text_slots_[slot] = id;
   }
+}
 
+// BOS, EOS, UNK, PAD and EOT ids (EOT found by name when the file names none), and whether
+// encoding adds BOS, EOS and a leading space.
+Status Vocabulary::SetSpecialIds(const VocabData& data) {
+  const size_t n = types_.size();
   auto check_id = [&](TokenId id, const char* key) -> Status {
     if (id != kNoToken && (id < 0 || static_cast<size_t>(id) >= n)) {
       return InvalidArgumentError(std::string(key) + " is " + std::to_string(id) +
@@ -208,7 +225,6 @@ Status Vocabulary::Build(VocabData& data) {
       }
     }
   }
-
   const bool spm = model_ == TokenizerModel::kSpm;
   add_bos_ = data.add_bos.value_or(spm || pre_ == PreTokenizerKind::kLlama3);
   add_eos_ = data.add_eos.value_or(false);
@@ -223,8 +239,13 @@ Status Vocabulary::Build(VocabData& data) {
         "the vocabulary asks for an EOS token (tokenizer.ggml.add_eos_token) but has no "
         "tokenizer.ggml.eos_token_id");
   }
+  return Status::Ok();
+}
 
-  // Byte tokens.
+// Each byte's token: "<0xAB>" (or the byte itself) in SentencePiece, the byte-level character in
+// BPE. SentencePiece byte tokens get the byte type when the file gives no types.
+void Vocabulary::FindByteTokens(bool types_given) {
+  const bool spm = model_ == TokenizerModel::kSpm;
   byte_tokens_.fill(kNoToken);
   for (int b = 0; b < 256; ++b) {
     if (spm) {
@@ -237,49 +258,53 @@ Status Vocabulary::Build(VocabData& data) {
       byte_tokens_[b] = Find(ByteToBpeChar(static_cast<uint8_t>(b)));
     }
   }
-  if (spm && data.token_types.empty()) {
+  if (spm && !types_given) {
     for (int b = 0; b < 256; ++b) {
       const TokenId id = byte_tokens_[b];
       if (id != kNoToken && Text(id).size() == 6) types_[id] = TokenType::kByte;
     }
   }
+}
 
-  // Merges.
-  if (!spm) {
-    if (data.merges.empty()) {
-      return InvalidArgumentError("a byte-level BPE ('gpt2') vocabulary needs tokenizer.ggml.merges");
+// The BPE merge ranks: by token-id pair when both halves are tokens, else by text.
+Status Vocabulary::IndexMerges(const std::vector<std::string>& merges) {
+  if (merges.empty()) {
+    return InvalidArgumentError("a byte-level BPE ('gpt2') vocabulary needs tokenizer.ggml.merges");
+  }
+  merge_slots_.assign(TableSize(merges.size()), MergeSlot{});
+  for (size_t r = 0; r < merges.size(); ++r) {
+    const std::string& m = merges[r];
+    // Halves never contain a space (byte-level text encodes it as U+0120); split at the first.
+    const size_t sp = m.find(' ', 1);
+    if (sp == std::string::npos || sp + 1 >= m.size()) {
+      return InvalidArgumentError("tokenizer.ggml.merges[" + std::to_string(r) + "] '" +
+                                  m.substr(0, 64) + "' is not two pieces separated by a space");
     }
-    merge_slots_.assign(TableSize(data.merges.size()), MergeSlot{});
-    for (size_t r = 0; r < data.merges.size(); ++r) {
-      const std::string& m = data.merges[r];
-      // Halves never contain a space (byte-level text encodes it as U+0120); split at the first.
-      const size_t sp = m.find(' ', 1);
-      if (sp == std::string::npos || sp + 1 >= m.size()) {
-        return InvalidArgumentError("tokenizer.ggml.merges[" + std::to_string(r) + "] '" +
-                                    m.substr(0, 64) + "' is not two pieces separated by a space");
+    std::string_view left(m.data(), sp);
+    std::string_view right(m.data() + sp + 1, m.size() - sp - 1);
+    const TokenId l = Find(left);
+    const TokenId rt = Find(right);
+    const auto rank = static_cast<int32_t>(r);
+    if (l != kNoToken && rt != kNoToken) {
+      const uint64_t key = PairKey(l, rt);
+      const size_t mask = merge_slots_.size() - 1;
+      size_t slot = HashKey(key) & mask;
+      while (merge_slots_[slot].key != MergeSlot{}.key && merge_slots_[slot].key != key) {
+        slot = (slot + 1) & mask;
       }
-      std::string_view left(m.data(), sp);
-      std::string_view right(m.data() + sp + 1, m.size() - sp - 1);
-      const TokenId l = Find(left);
-      const TokenId rt = Find(right);
-      const auto rank = static_cast<int32_t>(r);
-      if (l != kNoToken && rt != kNoToken) {
-        const uint64_t key = PairKey(l, rt);
-        const size_t mask = merge_slots_.size() - 1;
-        size_t slot = HashKey(key) & mask;
-        while (merge_slots_[slot].key != MergeSlot{}.key && merge_slots_[slot].key != key) {
-          slot = (slot + 1) & mask;
-        }
-        // First (best) rank wins for duplicates.
-        if (merge_slots_[slot].key != key) merge_slots_[slot] = {key, rank};
-      } else {
-        text_merges_.emplace(m, rank);
-      }
+      // First (best) rank wins for duplicates.
+      if (merge_slots_[slot].key != key) merge_slots_[slot] = {key, rank};
+    } else {
+      text_merges_.emplace(m, rank);
     }
   }
+  return Status::Ok();
+}
 
-  // Special tokens, longest first (ties by id for determinism).
-  for (size_t i = 0; i < n; ++i) {
+// Special tokens, longest first (ties by id for determinism), and the tokens that end a
+// generation (EOS, EOT and the usual end-of-turn controls).
+void Vocabulary::CollectSpecialTokens() {
+  for (size_t i = 0; i < types_.size(); ++i) {
     const TokenType t = types_[i];
     if ((t == TokenType::kControl || t == TokenType::kUnknown || t == TokenType::kUserDefined) &&
         offsets_[i + 1] > offsets_[i]) {
@@ -291,7 +316,6 @@ Status Vocabulary::Build(VocabData& data) {
     const size_t lb = Text(b).size();
     return la != lb ? la > lb : a < b;
   });
-
   for (TokenId id : {eos_id_, eot_id_}) {
     if (id != kNoToken) end_of_generation_.push_back(id);
   }
@@ -303,9 +327,6 @@ Status Vocabulary::Build(VocabData& data) {
   std::sort(end_of_generation_.begin(), end_of_generation_.end());
   end_of_generation_.erase(std::unique(end_of_generation_.begin(), end_of_generation_.end()),
                            end_of_generation_.end());
-
-  chat_template_ = std::move(data.chat_template);
-  return Status::Ok();
 }
 
 TokenId Vocabulary::Find(std::string_view text) const {

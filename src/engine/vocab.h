@@ -139,7 +139,16 @@ class Vocabulary {
 
  private:
   Vocabulary() = default;
+  // Build's steps, in order: the model and pre-tokenizer; the token texts, scores and types
+  // (sizes checked); the text index; the special ids and the add-token flags; the byte tokens;
+  // the merges (BPE only); the special tokens and the end-of-generation set.
   Status Build(VocabData& data);
+  Status StoreTokens(VocabData& data);
+  void IndexTexts();
+  Status SetSpecialIds(const VocabData& data);
+  void FindByteTokens(bool types_given);
+  Status IndexMerges(const std::vector<std::string>& merges);
+  void CollectSpecialTokens();
 
   TokenizerModel model_ = TokenizerModel::kSpm;
   PreTokenizerKind pre_ = PreTokenizerKind::kNone;
