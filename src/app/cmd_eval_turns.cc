@@ -509,88 +509,110 @@ Status TraceItems(std::vector<Item>& items, asr::Recognizer& recognizer,
   return Status::Ok();
 }
 
-int RunEvalTurns(std::span<const std::string> argv) {
-  auto args = Args::Parse(argv, {"--data", "--cache", "--questions", "--pauses", "--tuning-voices",
-                                 "--report-voices", "--threads", "--config", "--set", "-o"});
-  if (!args.ok()) return UsageError(args.status().message(), kUsage);
-  const std::string data = args->GetOr("--data", "../shared/data");
-  std::string cache_dir = args->GetOr("--cache", "");
-  auto per_set = args->GetInt("--questions", 12, 1, 10000);
-  const std::string pauses_arg = args->GetOr("--pauses", "300,600,1000,1500");
-  const std::string tuning_arg = args->GetOr("--tuning-voices", "slt,rms");
-  const std::string report_arg = args->GetOr("--report-voices", "awb,kal16,espeak");
-  const bool no_real = args->Has("--no-real");
-  const bool tune = args->Has("--tune");
-  auto threads = args->GetInt("--threads", 2, 1, 64);
-  const std::string config_path = args->GetOr("--config", "");
-  const std::vector<std::string> overrides = args->GetAll("--set");
-  const bool json = args->Has("--json");
-  const std::optional<std::string> out_path = args->Get("-o");
-  if (Status s = args->Finish(); !s.ok()) return UsageError(s.message(), kUsage);
-  if (!per_set.ok()) return UsageError(per_set.status().message(), kUsage);
-  if (!threads.ok()) return UsageError(threads.status().message(), kUsage);
-  if (!args->positional().empty()) return UsageError("unexpected argument", kUsage);
+// The command line, checked.
+struct TurnsOptions {
+  std::string data;
+  std::string cache_dir;
+  int per_set = 12;
   std::vector<int> pauses;
+  std::vector<Voice> voices;
+  bool no_real = false;
+  bool tune = false;
+  int threads = 2;
+  std::string config_path;
+  std::vector<std::string> overrides;
+  bool json = false;
+  std::optional<std::string> out_path;
+};
+
+// Errors are usage errors.
+Result<TurnsOptions> ParseTurnsOptions(Args& args) {
+  TurnsOptions o;
+  o.data = args.GetOr("--data", "../shared/data");
+  o.cache_dir = args.GetOr("--cache", "");
+  auto per_set = args.GetInt("--questions", 12, 1, 10000);
+  const std::string pauses_arg = args.GetOr("--pauses", "300,600,1000,1500");
+  const std::string tuning_arg = args.GetOr("--tuning-voices", "slt,rms");
+  const std::string report_arg = args.GetOr("--report-voices", "awb,kal16,espeak");
+  o.no_real = args.Has("--no-real");
+  o.tune = args.Has("--tune");
+  auto threads = args.GetInt("--threads", 2, 1, 64);
+  o.config_path = args.GetOr("--config", "");
+  o.overrides = args.GetAll("--set");
+  o.json = args.Has("--json");
+  o.out_path = args.Get("-o");
+  RETURN_IF_ERROR(args.Finish());
+  RETURN_IF_ERROR(per_set.status());
+  RETURN_IF_ERROR(threads.status());
+  if (!args.positional().empty()) return InvalidArgumentError("unexpected argument");
+  o.per_set = static_cast<int>(*per_set);
+  o.threads = static_cast<int>(*threads);
   for (const std::string& p : SplitList(pauses_arg)) {
     try {
       const int v = std::stoi(p);
       if (v < 100 || v > 5000) throw std::out_of_range("pause");
-      pauses.push_back(v);
+      o.pauses.push_back(v);
     } catch (...) {
-      return UsageError("--pauses takes pause lengths in ms, 100..5000, comma-separated", kUsage);
+      return InvalidArgumentError("--pauses takes pause lengths in ms, 100..5000, comma-separated");
     }
   }
-  std::vector<Voice> voices;
   for (const auto& [list, tuning] : {std::pair{tuning_arg, true}, std::pair{report_arg, false}}) {
     for (const std::string& name : SplitList(list)) {
-      auto v = MakeVoice(name, tuning);
-      if (!v.ok()) return UsageError(v.status().message(), kUsage);
-      voices.push_back(std::move(*v));
+      ASSIGN_OR_RETURN(Voice v, MakeVoice(name, tuning));
+      o.voices.push_back(std::move(v));
     }
   }
-  if (cache_dir.empty()) {
+  if (o.cache_dir.empty()) {
     const char* xdg = std::getenv("XDG_CACHE_HOME");
     const char* home = std::getenv("HOME");
-    cache_dir = xdg && *xdg ? std::string(xdg) + "/hotline/turns"
-                : home      ? std::string(home) + "/.cache/hotline/turns"
-                            : "/tmp/hotline-turns-cache";
+    o.cache_dir = xdg && *xdg ? std::string(xdg) + "/hotline/turns"
+                  : home      ? std::string(home) + "/.cache/hotline/turns"
+                              : "/tmp/hotline-turns-cache";
   }
+  return o;
+}
 
-  auto cfg = LoadHotlineConfig(config_path, overrides);
-  if (!cfg.ok()) return Fail(cfg.status());
-  InitLogging(cfg->log_level == "info" ? "warn" : cfg->log_level);
-  auto sets = turns::LoadQuestionSets(data);
-  if (!sets.ok()) return Fail(sets.status());
+// The call's objects a trace uses: the recognizer with the knowledge base's domain model (as a
+// call stack builds it), the turn detector's model, and the answerer's cached tiers for the old
+// rule's hint. The domain model's files stay until this is destroyed (decoders are built as
+// streams need them).
+struct TurnObjects {
+  ~TurnObjects() {
+    if (lm.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove(lm, ec);
+    std::filesystem::remove(lm + ".dict", ec);
+  }
+  std::string lm;
+  std::unique_ptr<asr::Recognizer> recognizer;
+  std::shared_ptr<const asr::TurnEndModel> model;
+  std::unique_ptr<answer::AnswerStack> stack;
+};
 
-  // The call's objects: the recognizer with the knowledge base's domain model (as a call stack
-  // builds it), the turn detector's model, the answerer's cached tiers for the old rule's hint.
+Result<std::unique_ptr<TurnObjects>> BuildTurnObjects(const HotlineConfig& cfg) {
+  auto o = std::make_unique<TurnObjects>();
   const std::string kb_csv = std::string(HOTLINE_ASSETS_DIR) + "/kb/bitext_kb.csv";
-  asr::AsrConfig asr_cfg = cfg->asr;
+  asr::AsrConfig asr_cfg = cfg.asr;
   const std::string lm = "/tmp/hotline_eval_turns_" + std::to_string(getpid()) + ".lm";
-  if (auto lm_files = pipeline::UseKnowledgeBaseLm(asr_cfg, kb_csv, lm); !lm_files.ok()) {
-    return Fail(lm_files.status());
-  }
-  // Decoders are built as streams need them: the model files stay until the command returns.
-  struct RemoveFiles {
-    std::string lm;
-    ~RemoveFiles() {
-      std::error_code ec;
-      std::filesystem::remove(lm, ec);
-      std::filesystem::remove(lm + ".dict", ec);
-    }
-  } remove_lm{lm};
+  RETURN_IF_ERROR(pipeline::UseKnowledgeBaseLm(asr_cfg, kb_csv, lm).status());
+  o->lm = lm;
   auto recognizer = asr::CreateRecognizer(asr_cfg);
-  if (!recognizer.ok()) return Fail(recognizer.status().WithContext("recognizer"));
-  auto model = asr::LoadTurnEndModel(cfg->asr.turn);
-  if (!model.ok()) return Fail(model.status());
+  if (!recognizer.ok()) return recognizer.status().WithContext("recognizer");
+  o->recognizer = std::move(*recognizer);
+  ASSIGN_OR_RETURN(o->model, asr::LoadTurnEndModel(cfg.asr.turn));
   answer::AnswerStackOptions so;
   so.kb_path = ":memory:";
   so.kb_csv = kb_csv;
-  auto stack = answer::AnswerStack::Build(cfg->answer, answer::StoreConfig{}, so);
-  if (!stack.ok()) return Fail(stack.status().WithContext("answer stack"));
-  answer::Answerer& answerer = (*stack)->answerer();
-  const pipeline::CallConfig& call = cfg->call;
-  const asr::LooksCompleteFn looks_complete = [&](const std::string& partial) {
+  auto stack = answer::AnswerStack::Build(cfg.answer, answer::StoreConfig{}, so);
+  if (!stack.ok()) return stack.status().WithContext("answer stack");
+  o->stack = std::move(*stack);
+  return o;
+}
+
+// The old rule's hint: with pre-work ending turns, a partial of enough words that a cached tier
+// would answer (not personally, not the fallback) looks complete.
+asr::LooksCompleteFn LooksComplete(const pipeline::CallConfig& call, answer::Answerer& answerer) {
+  return [&call, &answerer](const std::string& partial) {
     if (!call.prework || !call.prework_ends_turn) return false;
     if (static_cast<int>(Words(partial).size()) < call.prework_min_words) return false;
     answer::CallerSession caller("");
@@ -598,18 +620,36 @@ int RunEvalTurns(std::span<const std::string> argv) {
     return peeked.ok() && peeked->has_value() && !(*peeked)->personal &&
            (*peeked)->tier != answer::AnswerTierId::kFallback;
   };
+}
+
+int RunEvalTurns(std::span<const std::string> argv) {
+  auto args = Args::Parse(argv, {"--data", "--cache", "--questions", "--pauses", "--tuning-voices",
+                                 "--report-voices", "--threads", "--config", "--set", "-o"});
+  if (!args.ok()) return UsageError(args.status().message(), kUsage);
+  auto options = ParseTurnsOptions(*args);
+  if (!options.ok()) return UsageError(options.status().message(), kUsage);
+  const TurnsOptions& o = *options;
+  auto cfg = LoadHotlineConfig(o.config_path, o.overrides);
+  if (!cfg.ok()) return Fail(cfg.status());
+  InitLogging(cfg->log_level == "info" ? "warn" : cfg->log_level);
+  auto sets = turns::LoadQuestionSets(o.data);
+  if (!sets.ok()) return Fail(sets.status());
+  auto objects = BuildTurnObjects(*cfg);
+  if (!objects.ok()) return Fail(objects.status());
+  const asr::LooksCompleteFn looks_complete =
+      LooksComplete(cfg->call, (*objects)->stack->answerer());
 
   std::vector<Item> items;
-  if (Status st = SynthesizeItems(voices, *sets, static_cast<int>(*per_set), pauses, cache_dir,
-                                  static_cast<int>(*threads), &items);
+  if (Status st = SynthesizeItems(o.voices, *sets, o.per_set, o.pauses, o.cache_dir, o.threads,
+                                  &items);
       !st.ok()) {
     return Fail(st);
   }
-  if (!no_real) {
-    if (Status st = AddRecordings(pauses, &items); !st.ok()) return Fail(st);
+  if (!o.no_real) {
+    if (Status st = AddRecordings(o.pauses, &items); !st.ok()) return Fail(st);
   }
-  if (Status st = TraceItems(items, **recognizer, *model, looks_complete, cfg->speech_in.vad,
-                             static_cast<int>(*threads));
+  if (Status st = TraceItems(items, *(*objects)->recognizer, (*objects)->model, looks_complete,
+                             cfg->speech_in.vad, o.threads);
       !st.ok()) {
     return Fail(st);
   }
@@ -618,25 +658,27 @@ int RunEvalTurns(std::span<const std::string> argv) {
   const asr::TurnDetectorConfig det = cfg->asr.turn;
   std::vector<asr::TurnPolicy> policies = eval_turns::StandardPolicies(ep, det);
   nlohmann::json js;
-  if (tune) {
+  if (o.tune) {
     nlohmann::json tuned;
     policies.push_back(eval_turns::TuneDetector(items, ep, det, &tuned));
     js["tuned"] = tuned;
   }
   js["utterances"] = items.size();
-  js["pauses_ms"] = pauses;
-  for (const Voice& v : voices) js[v.tuning ? "tuning_voices" : "report_voices"].push_back(v.name);
-  js["questions_per_set_and_voice"] = *per_set;
-  js["real_recordings"] = !no_real;
+  js["pauses_ms"] = o.pauses;
+  for (const Voice& v : o.voices) {
+    js[v.tuning ? "tuning_voices" : "report_voices"].push_back(v.name);
+  }
+  js["questions_per_set_and_voice"] = o.per_set;
+  js["real_recordings"] = !o.no_real;
   js["noise"] = "white, 40 dB under the speech; 8 kHz mu-law";
   eval_turns::AddPolicyReports(items, policies, ep, det, js);
 
-  if (out_path) {
-    std::ofstream f(*out_path);
+  if (o.out_path) {
+    std::ofstream f(*o.out_path);
     f << js.dump(2) << "\n";
-    if (!f) return Fail("cannot write " + *out_path);
+    if (!f) return Fail("cannot write " + *o.out_path);
   }
-  if (json) {
+  if (o.json) {
     std::printf("%s\n", js.dump(2).c_str());
     return 0;
   }
