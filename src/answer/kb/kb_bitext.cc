@@ -354,8 +354,16 @@ std::string SpeakableInstruction(std::string_view sentence) {
 
 }  // namespace
 
-Result<std::vector<Article>> DeriveBitextArticles(std::string_view csv_text,
-                                                  const BitextDeriveOptions& options) {
+namespace {
+
+// One intent's rows of the corpus: its responses, and its example questions without their entity
+// values.
+struct IntentData {
+  std::vector<std::string> responses;
+  std::vector<std::string> questions;
+};
+
+Result<std::map<std::string, IntentData>> ReadIntents(std::string_view csv_text) {
   CsvReader reader(csv_text);
   CsvRecord rec;
   ASSIGN_OR_RETURN(bool has_header, reader.Next(rec));
@@ -367,10 +375,6 @@ Result<std::vector<Article>> DeriveBitextArticles(std::string_view csv_text,
       return InvalidArgumentError(std::string("Bitext corpus lacks the column '") + need + "'");
     }
   }
-  struct IntentData {
-    std::vector<std::string> responses;
-    std::vector<std::string> questions;
-  };
   std::map<std::string, IntentData> intents;
   for (;;) {
     ASSIGN_OR_RETURN(bool more, reader.Next(rec));
@@ -398,125 +402,151 @@ Result<std::vector<Article>> DeriveBitextArticles(std::string_view csv_text,
     }
     if (!question.empty()) d.questions.push_back(std::move(question));
   }
+  return intents;
+}
 
+// Words of the first sentence, the company facts counted as the demo defaults say them
+// ("1 800 555 0100").
+int FirstSentenceWords(const std::string& text) {
+  auto filled = FillCompanyPlaceholders(text, CompanyConfig{});
+  return WordCount(SplitSentences(filled.ok() ? *filled : text)[0]);
+}
+
+// The intent's speakable instructions, best first: each sentence a response gives, and the first
+// two steps of a list after what they are for; scored by how typical their words are of the
+// intent's responses, with bonuses for naming the intent, a company fact, and being short.
+std::vector<Candidate> RankCandidates(const std::string& intent, const IntentData& d,
+                                      const BitextDeriveOptions& options) {
+  // Document frequency of words over the intent's responses: a typical instruction is one
+  // many responses give.
+  std::map<std::string, int> df;
+  for (const auto& r : d.responses) {
+    std::set<std::string> seen;
+    for (auto& w : Words(MapPlaceholders(r, [](std::string_view) { return std::string(); }))) {
+      if (!StopWords().count(w)) seen.insert(w);
+    }
+    for (const auto& w : seen) ++df[w];
+  }
+  auto typicality = [&](const std::string& spoken) {
+    double sum = 0;
+    int n = 0;
+    for (auto& w : Words(MapPlaceholders(spoken, [](std::string_view) { return std::string(); }))) {
+      if (StopWords().count(w)) continue;
+      sum += static_cast<double>(df[w]) / static_cast<double>(d.responses.size());
+      ++n;
+    }
+    return n < 3 ? -1.0 : sum / n;
+  };
+  const std::vector<std::string> intent_words = Words(Humanize(intent));
+  const std::string purpose = Purpose(intent);
+  std::vector<Candidate> candidates;
+  auto consider = [&](std::string spoken, size_t response, double bonus) {
+    if (FirstSentenceWords(spoken) > kMaxFirstSentenceWords) return;
+    if (spoken.size() > static_cast<size_t>(options.max_answer_chars)) return;
+    const double typical = typicality(spoken);
+    if (typical < 0) return;
+    std::set<std::string> words;
+    for (auto& w : Words(spoken)) words.insert(w);
+    for (const auto& w : intent_words) bonus += words.count(w) ? 0.3 : 0.0;
+    if (spoken.find("{{") != std::string::npos) bonus += 0.2;  // names the number, the site
+    bonus -= 0.005 * WordCount(spoken);                        // shorter is easier to follow
+    candidates.push_back(Candidate{std::move(spoken), response, typical + bonus});
+  };
+  for (size_t ri = 0; ri < d.responses.size(); ++ri) {
+    const ParsedResponse parsed = ParseResponse(d.responses[ri]);
+    for (const std::string& sentence : parsed.sentences) {
+      std::string spoken = SpeakableInstruction(sentence);
+      if (!spoken.empty()) consider(std::move(spoken), ri, 0.0);
+    }
+    // The first two steps of a list, after what they are for: "To cancel an order, log in to
+    // {{website}}. Then open Order History and press Cancel Order."
+    if (parsed.steps.size() >= 2) {
+      std::vector<std::string> steps;
+      for (size_t i = 0; i < parsed.steps.size() && i < 2; ++i) {
+        steps.push_back(SpeakableInstruction(parsed.steps[i]));
+      }
+      if (!steps[0].empty()) {
+        std::string first =
+            StartsWith(steps[0], "To ") ? steps[0] : purpose + ", " + LowerFirst(steps[0]);
+        if (!steps[1].empty() && !StartsWith(steps[1], "To ")) {
+          consider(first + " Then " + LowerFirst(steps[1]), ri, 0.3);
+        }
+        consider(first, ri, 0.2);
+      }
+    }
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+  return candidates;
+}
+
+// Bodies: the intent's company fact (when it has one) and the best instructions, at most two
+// sentences; each article from a different response. An intent the corpus gives no instruction
+// for still tells the caller where to go.
+std::vector<std::string> ChooseBodies(const std::string& intent,
+                                      const std::vector<Candidate>& candidates,
+                                      const BitextDeriveOptions& options) {
+  const std::string fact = CompanyFact(intent);
+  std::vector<std::string> bodies;
+  std::set<size_t> used_responses;
+  std::set<std::string> used_texts;
+  for (const auto& c : candidates) {
+    if (static_cast<int>(bodies.size()) >= options.articles_per_intent) break;
+    if (used_responses.count(c.response) || used_texts.count(c.text)) continue;
+    std::string body = c.text;
+    if (!fact.empty()) body = fact + " " + SplitSentences(c.text)[0];
+    if (body.size() > static_cast<size_t>(options.max_answer_chars) ||
+        FirstSentenceWords(body) > kMaxFirstSentenceWords) {
+      continue;
+    }
+    used_responses.insert(c.response);
+    used_texts.insert(c.text);
+    bodies.push_back(std::move(body));
+  }
+  if (bodies.empty()) {
+    bodies.push_back(fact.empty() ? Purpose(intent) + ", call us on {{phone}}, {{hours}}." : fact);
+  }
+  return bodies;
+}
+
+// The intent's articles, one per body. Example questions: evenly spaced through the intent's
+// utterances sorted by length, so short and long phrasings are both represented; article k takes
+// its own slice.
+void AddArticles(const std::string& intent, const IntentData& d, std::vector<std::string> bodies,
+                 const BitextDeriveOptions& options, std::vector<Article>& articles) {
+  std::vector<std::string> qs = d.questions;
+  std::sort(qs.begin(), qs.end(), [](const std::string& x, const std::string& y) {
+    return x.size() != y.size() ? x.size() < y.size() : x < y;
+  });
+  qs.erase(std::unique(qs.begin(), qs.end()), qs.end());
+  int made = 0;
+  for (std::string& body : bodies) {
+    ++made;
+    Article a;
+    a.id = intent + "-" + std::to_string(made);
+    a.title = Humanize(intent);
+    a.intent = intent;
+    a.body = std::move(body);
+    const int want = options.questions_per_article;
+    for (int i = 0; i < want && !qs.empty(); ++i) {
+      const size_t idx = (static_cast<size_t>(i * options.articles_per_intent + made - 1) *
+                          qs.size()) / static_cast<size_t>(want * options.articles_per_intent);
+      if (!a.questions.empty()) a.questions += "|";
+      a.questions += std::string(Trim(qs[std::min(idx, qs.size() - 1)]));
+    }
+    articles.push_back(std::move(a));
+  }
+}
+
+}  // namespace
+
+Result<std::vector<Article>> DeriveBitextArticles(std::string_view csv_text,
+                                                  const BitextDeriveOptions& options) {
+  ASSIGN_OR_RETURN(auto intents, ReadIntents(csv_text));
   std::vector<Article> articles;
-  for (auto& [intent, d] : intents) {
-    // Document frequency of words over the intent's responses: a typical instruction is one
-    // many responses give.
-    std::map<std::string, int> df;
-    for (const auto& r : d.responses) {
-      std::set<std::string> seen;
-      for (auto& w : Words(MapPlaceholders(r, [](std::string_view) { return std::string(); }))) {
-        if (!StopWords().count(w)) seen.insert(w);
-      }
-      for (const auto& w : seen) ++df[w];
-    }
-    // (A named reference: a lambda may not capture a structured binding before C++20's P1091
-    // reaches every compiler the project builds with.)
-    const std::vector<std::string>& responses = d.responses;
-    auto typicality = [&](const std::string& spoken) {
-      double sum = 0;
-      int n = 0;
-      for (auto& w :
-           Words(MapPlaceholders(spoken, [](std::string_view) { return std::string(); }))) {
-        if (StopWords().count(w)) continue;
-        sum += static_cast<double>(df[w]) / static_cast<double>(responses.size());
-        ++n;
-      }
-      return n < 3 ? -1.0 : sum / n;
-    };
-    const std::vector<std::string> intent_words = Words(Humanize(intent));
-    const std::string purpose = Purpose(intent);
-    const std::string fact = CompanyFact(intent);
-    std::vector<Candidate> candidates;
-    // Lengths count the company facts as the demo defaults say them ("1 800 555 0100").
-    auto first_words = [](const std::string& text) {
-      auto filled = FillCompanyPlaceholders(text, CompanyConfig{});
-      return WordCount(SplitSentences(filled.ok() ? *filled : text)[0]);
-    };
-    auto consider = [&](std::string spoken, size_t response, double bonus) {
-      if (first_words(spoken) > kMaxFirstSentenceWords) return;
-      if (spoken.size() > static_cast<size_t>(options.max_answer_chars)) return;
-      const double typical = typicality(spoken);
-      if (typical < 0) return;
-      std::set<std::string> words;
-      for (auto& w : Words(spoken)) words.insert(w);
-      for (const auto& w : intent_words) bonus += words.count(w) ? 0.3 : 0.0;
-      if (spoken.find("{{") != std::string::npos) bonus += 0.2;  // names the number, the site
-      bonus -= 0.005 * WordCount(spoken);                        // shorter is easier to follow
-      candidates.push_back(Candidate{std::move(spoken), response, typical + bonus});
-    };
-    for (size_t ri = 0; ri < d.responses.size(); ++ri) {
-      const ParsedResponse parsed = ParseResponse(d.responses[ri]);
-      for (const std::string& sentence : parsed.sentences) {
-        std::string spoken = SpeakableInstruction(sentence);
-        if (!spoken.empty()) consider(std::move(spoken), ri, 0.0);
-      }
-      // The first two steps of a list, after what they are for: "To cancel an order, log in to
-      // {{website}}. Then open Order History and press Cancel Order."
-      if (parsed.steps.size() >= 2) {
-        std::vector<std::string> steps;
-        for (size_t i = 0; i < parsed.steps.size() && i < 2; ++i) {
-          steps.push_back(SpeakableInstruction(parsed.steps[i]));
-        }
-        if (!steps[0].empty()) {
-          std::string first =
-              StartsWith(steps[0], "To ") ? steps[0] : purpose + ", " + LowerFirst(steps[0]);
-          if (!steps[1].empty() && !StartsWith(steps[1], "To ")) {
-            consider(first + " Then " + LowerFirst(steps[1]), ri, 0.3);
-          }
-          consider(first, ri, 0.2);
-        }
-      }
-    }
-    std::stable_sort(candidates.begin(), candidates.end(),
-                     [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
-    // Bodies: the intent's company fact (when it has one) and the best instructions, at most two
-    // sentences; each article from a different response.
-    std::vector<std::string> bodies;
-    std::set<size_t> used_responses;
-    std::set<std::string> used_texts;
-    for (const auto& c : candidates) {
-      if (static_cast<int>(bodies.size()) >= options.articles_per_intent) break;
-      if (used_responses.count(c.response) || used_texts.count(c.text)) continue;
-      std::string body = c.text;
-      if (!fact.empty()) body = fact + " " + SplitSentences(c.text)[0];
-      if (body.size() > static_cast<size_t>(options.max_answer_chars) ||
-          first_words(body) > kMaxFirstSentenceWords) {
-        continue;
-      }
-      used_responses.insert(c.response);
-      used_texts.insert(c.text);
-      bodies.push_back(std::move(body));
-    }
-    // An intent the corpus gives no instruction for still tells the caller where to go.
-    if (bodies.empty()) {
-      bodies.push_back(fact.empty() ? purpose + ", call us on {{phone}}, {{hours}}." : fact);
-    }
-    int made = 0;
-    for (std::string& body : bodies) {
-      ++made;
-      Article a;
-      a.id = intent + "-" + std::to_string(made);
-      a.title = Humanize(intent);
-      a.intent = intent;
-      a.body = std::move(body);
-      // Example questions: evenly spaced through the intent's utterances sorted by length, so
-      // short and long phrasings are both represented; article k takes its own slice.
-      std::vector<std::string> qs = d.questions;
-      std::sort(qs.begin(), qs.end(), [](const std::string& x, const std::string& y) {
-        return x.size() != y.size() ? x.size() < y.size() : x < y;
-      });
-      qs.erase(std::unique(qs.begin(), qs.end()), qs.end());
-      const int want = options.questions_per_article;
-      for (int i = 0; i < want && !qs.empty(); ++i) {
-        const size_t idx = (static_cast<size_t>(i * options.articles_per_intent + made - 1) *
-                            qs.size()) / static_cast<size_t>(want * options.articles_per_intent);
-        if (!a.questions.empty()) a.questions += "|";
-        a.questions += std::string(Trim(qs[std::min(idx, qs.size() - 1)]));
-      }
-      articles.push_back(std::move(a));
-    }
+  for (const auto& [intent, d] : intents) {
+    const std::vector<Candidate> candidates = RankCandidates(intent, d, options);
+    AddArticles(intent, d, ChooseBodies(intent, candidates, options), options, articles);
   }
   return articles;
 }
