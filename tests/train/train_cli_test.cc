@@ -64,10 +64,13 @@ class TrainCli : public ::testing::Test {
 TEST_F(TrainCli, TrainsExportsAndResumes) {
   const std::string model = Path("m.gguf");
   const std::string tiny =
-      " --dim 32 --layers 1 --heads 2 --vocab 400 --seq-len 64 --batch 4 --threads 2";
+      " --dim 32 --layers 1 --heads 2 --vocab 400 --seq-len 256 --batch 4 --threads 2";
   auto r = Sh(kHotline + " train --data " + kCsv + " --out " + model + " --steps 4" + tiny);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("held-out loss"), std::string::npos) << r.out;
+  // An untrained model's loss on the answers: about ln(vocabulary), far from 0.
+  const size_t at = r.out.find("held-out loss ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_GT(std::stod(r.out.substr(at + 14)), 3.0) << r.out;
   EXPECT_NE(r.err.find("step 4/4 loss"), std::string::npos) << r.err;
   for (const char* f : {"m.gguf", "m.q8_0.gguf", "m.loss.svg", "m.ckpt", "m.heldout.tsv"}) {
     EXPECT_TRUE(fs::exists(Path(f))) << f;
@@ -101,6 +104,12 @@ TEST_F(TrainCli, RefusesBadArguments) {
   r = Sh(kHotline + " train --data " + kCsv + " --out " + Path("x.gguf") + " --dim 48");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("multiples of 32"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(Path("x.gguf")));
+  // A sequence too short for any answer to start inside it would train on nothing.
+  r = Sh(kHotline + " train --data " + kCsv + " --out " + Path("x.gguf") +
+         " --dim 32 --layers 1 --heads 2 --vocab 400 --seq-len 64 --steps 1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("raise --seq-len"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(Path("x.gguf")));
 }
 
