@@ -518,8 +518,8 @@ Status WriteModels(const Options& o, const std::string& unquantized_path,
                    const std::string& quantized_path, Setup& setup) {
   const bool row1 = std::find(o.rows.begin(), o.rows.end(), 1) != o.rows.end();
   engine::ComputePool pool(setup.threads);
-  for (const auto& [type, path] : {std::pair{o.unquantized, unquantized_path},
-                                   std::pair{o.quantized, quantized_path}}) {
+  for (const auto& [type, path] :
+       {std::pair{o.unquantized, unquantized_path}, std::pair{o.quantized, quantized_path}}) {
     if (path == unquantized_path && !row1) continue;
     engine::RandomModelSpec spec;
     spec.arch = o.arch;
@@ -610,10 +610,9 @@ void PrintTable(const Options& o, const Report& r) {
               "model MB", "KV MB", "cache KB", "P50 gain");
   for (const RowResult& x : r.rows) {
     const double p50 = server::testing::Percentile(x.first_audio_ms, 50);
-    std::printf("%-46s %10.0f %10.0f %9.2f %12.1f %10.1f %10.1f %9.1fx\n", x.spec.name.c_str(),
-                p50, server::testing::Percentile(x.first_audio_ms, 99), x.qps,
-                x.model_bytes / 1048576.0, x.kv_bytes / 1048576.0, x.cache_bytes / 1024.0,
-                base_p50 / p50);
+    std::printf("%-46s %10.0f %10.0f %9.2f %12.1f %10.1f %10.1f %9.1fx\n", x.spec.name.c_str(), p50,
+                server::testing::Percentile(x.first_audio_ms, 99), x.qps, x.model_bytes / 1048576.0,
+                x.kv_bytes / 1048576.0, x.cache_bytes / 1024.0, base_p50 / p50);
   }
   for (const RowResult& x : r.rows) {
     std::printf("  %s: tiers", x.spec.name.c_str());
@@ -628,11 +627,12 @@ void PrintTable(const Options& o, const Report& r) {
   }
   for (const RowResult& x : r.rows) {
     for (const SweepPoint& sp : x.sweep) {
-      std::printf("  %s, %d callers (each talking %d ms, then listening to the whole answer): "
-                  "first audio P50 %.0f ms, P99 %.0f ms (%zu turns)\n",
-                  x.spec.name.c_str(), sp.calls, o.setup.talk_ms,
-                  server::testing::Percentile(sp.first_audio_ms, 50),
-                  server::testing::Percentile(sp.first_audio_ms, 99), sp.first_audio_ms.size());
+      std::printf(
+          "  %s, %d callers (each talking %d ms, then listening to the whole answer): "
+          "first audio P50 %.0f ms, P99 %.0f ms (%zu turns)\n",
+          x.spec.name.c_str(), sp.calls, o.setup.talk_ms,
+          server::testing::Percentile(sp.first_audio_ms, 50),
+          server::testing::Percentile(sp.first_audio_ms, 99), sp.first_audio_ms.size());
     }
   }
   std::printf("load average (1 min): %.2f at start, %.2f at end; %.0f s\n", r.load_start,
@@ -696,8 +696,8 @@ int RunBenchAblation(std::span<const std::string> argv) {
   for (size_t i = 0; i < specs.size(); ++i) {
     if (std::find(o.rows.begin(), o.rows.end(), int(i) + 1) == o.rows.end()) continue;
     const RowSpec& spec = specs[i];
-    auto r = RunRow(setup, spec, spec.weights == o.unquantized ? unq_path : quant_path,
-                    *questions, !o.json);
+    auto r = RunRow(setup, spec, spec.weights == o.unquantized ? unq_path : quant_path, *questions,
+                    !o.json);
     if (!r.ok()) return Fail(r.status().WithContext(spec.name));
     report.rows.push_back(std::move(*r));
   }

@@ -313,8 +313,7 @@ Result<std::unique_ptr<Bench>> LoadBench(const BatchOptions& o) {
   config.model_path = o.model;
   config.threads = o.threads;
   config.kernel = o.kernel;
-  config.max_seq_len =
-      std::max(o.prompt_tokens + o.gen_tokens, o.prefix_tokens + 8 + 200) + 16;
+  config.max_seq_len = std::max(o.prompt_tokens + o.gen_tokens, o.prefix_tokens + 8 + 200) + 16;
   // At least 2, so the prefix test's second request runs beside the first.
   config.max_batch_size = o.max_batch > 0 ? o.max_batch : std::max(max_n, 16);
   config.max_num_batched_tokens = std::max(512, config.max_batch_size);
@@ -351,8 +350,8 @@ Result<std::vector<DecodePoint>> MeasureLevels(engine::BatchScheduler& sched, co
                                                int n_vocab) {
   std::vector<DecodePoint> points;
   for (int n : o.levels) {
-    ASSIGN_OR_RETURN(DecodePoint p, MeasureDecode(sched, n, o.prompt_tokens, o.gen_tokens,
-                                                  n_vocab, 1000u + uint32_t(n)));
+    ASSIGN_OR_RETURN(DecodePoint p, MeasureDecode(sched, n, o.prompt_tokens, o.gen_tokens, n_vocab,
+                                                  1000u + uint32_t(n)));
     // A model this fast finishes before the last sequence's first token: nothing left to time.
     if (p.timed_tokens < n) {
       return FailedPreconditionError(
@@ -442,8 +441,8 @@ void PrintBatchJson(const BatchOptions& o, const Bench& b, const std::vector<Dec
   std::printf(
       "{\"model\": \"%s\", \"threads\": %d, \"kernel\": \"%s\", \"prompt_tokens\": %d, "
       "\"gen_tokens\": %d, \"max_batch_size\": %d, \"decode\": [",
-      o.model.c_str(), o.threads, engine::KernelIsaName(engine::ActiveKernelIsa()),
-      o.prompt_tokens, o.gen_tokens, b.config.max_batch_size);
+      o.model.c_str(), o.threads, engine::KernelIsaName(engine::ActiveKernelIsa()), o.prompt_tokens,
+      o.gen_tokens, b.config.max_batch_size);
   for (size_t i = 0; i < points.size(); ++i) {
     const DecodePoint& p = points[i];
     std::printf(
@@ -477,8 +476,8 @@ void PrintBatchTable(const BatchOptions& o, const Bench& b, const std::vector<De
   std::printf(
       "model %s, %d threads, kernel %s, prompts %d tokens, %d generated each, "
       "max_batch_size %d\n",
-      o.model.c_str(), o.threads, engine::KernelIsaName(engine::ActiveKernelIsa()),
-      o.prompt_tokens, o.gen_tokens, b.config.max_batch_size);
+      o.model.c_str(), o.threads, engine::KernelIsaName(engine::ActiveKernelIsa()), o.prompt_tokens,
+      o.gen_tokens, b.config.max_batch_size);
   std::printf("%12s %13s %7s %12s %7s %12s %13s %13s\n", "concurrency", "decode tok/s", "vs 1",
               "tok/CPU-s", "vs 1", "mean ITL ms", "mean TTFT ms", "pass tok/s");
   for (size_t i = 0; i < points.size(); ++i) {
@@ -522,10 +521,9 @@ void PrintBatchTable(const BatchOptions& o, const Bench& b, const std::vector<De
 
 // Called by `hotline engine bench` when --concurrency is given.
 int RunBatchBench(std::span<const std::string> argv) {
-  auto args =
-      Args::Parse(argv, {"-m", "--model", "--threads", "--prompt-tokens", "--gen-tokens",
-                         "--kernel", "--concurrency", "--prefix-tokens", "--max-batch-size",
-                         "--prefix-repeats"});
+  auto args = Args::Parse(
+      argv, {"-m", "--model", "--threads", "--prompt-tokens", "--gen-tokens", "--kernel",
+             "--concurrency", "--prefix-tokens", "--max-batch-size", "--prefix-repeats"});
   if (!args.ok()) return UsageError(args.status().message(), kBatchUsage);
   if (args->Has("--help") || args->Has("-h")) {
     std::cout << kBatchUsage;

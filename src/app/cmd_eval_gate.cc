@@ -413,19 +413,18 @@ nlohmann::json ReportSpoken(const std::vector<Set>& heard_sets,
                        {"tier", it.tier},
                        {"intent_top_two", it.input.intent_top_two.value_or(0)}});
     }
-    js["sets"][s.name] = {
-        {"questions", s.items.size()},
-        {"wer", Quantiles(wers)},
-        {"asr_confidence_wer_le_0.25", Quantiles(ConfidencesAt(s, 0, 0.25))},
-        {"asr_confidence_wer_0.25_0.5", Quantiles(ConfidencesAt(s, 0.2501, 0.5))},
-        {"asr_confidence_wer_gt_0.5", Quantiles(ConfidencesAt(s, 0.5001, 1e9))},
-        {"tiers", tiers},
-        {"reached_llm", Reached(s).size()},
-        {"kept_intent_only", KeptShare(s, chosen)},
-        {"kept_asr_only", KeptShare(s, asr_only)},
-        {"kept_both", KeptShare(s, both)},
-        {"kept_at_configured", KeptShare(s, configured)},
-        {"items", items}};
+    js["sets"][s.name] = {{"questions", s.items.size()},
+                          {"wer", Quantiles(wers)},
+                          {"asr_confidence_wer_le_0.25", Quantiles(ConfidencesAt(s, 0, 0.25))},
+                          {"asr_confidence_wer_0.25_0.5", Quantiles(ConfidencesAt(s, 0.2501, 0.5))},
+                          {"asr_confidence_wer_gt_0.5", Quantiles(ConfidencesAt(s, 0.5001, 1e9))},
+                          {"tiers", tiers},
+                          {"reached_llm", Reached(s).size()},
+                          {"kept_intent_only", KeptShare(s, chosen)},
+                          {"kept_asr_only", KeptShare(s, asr_only)},
+                          {"kept_both", KeptShare(s, both)},
+                          {"kept_at_configured", KeptShare(s, configured)},
+                          {"items", items}};
   }
   return js;
 }
@@ -440,8 +439,9 @@ void PrintWritten(const nlohmann::json& js, const std::vector<std::string>& set_
     const auto& q = j["intent_top_two"];
     std::printf("%-20s %9zu %7zu %8.1f%% %8.1f%%  %.3f/%.3f/%.3f\n", name.c_str(),
                 j["questions"].get<size_t>(), j["reached_llm"].get<size_t>(),
-                100 * j["kept_at_configured"].get<double>(), 100 * j["kept_at_chosen"].get<double>(),
-                q["p10"].get<double>(), q["p50"].get<double>(), q["p90"].get<double>());
+                100 * j["kept_at_configured"].get<double>(),
+                100 * j["kept_at_chosen"].get<double>(), q["p10"].get<double>(),
+                q["p50"].get<double>(), q["p90"].get<double>());
   }
   std::printf(
       "*  configured gate: %s, min_intent_top_two %.3f, min_asr_confidence %.2g (text\n"
@@ -462,7 +462,8 @@ void PrintWritten(const nlohmann::json& js, const std::vector<std::string>& set_
   std::printf("\n");
   for (const auto& row : js["sweep_kept"]) {
     std::printf("  %8.3f", row["min_intent_top_two"].get<double>());
-    for (const std::string& name : set_names) std::printf(" %19.1f%%", 100 * row[name].get<double>());
+    for (const std::string& name : set_names)
+      std::printf(" %19.1f%%", 100 * row[name].get<double>());
     std::printf("\n");
   }
 }

@@ -93,6 +93,40 @@ Result<std::vector<double>> ParseSnrs(const std::string& spec) {
   return out;
 }
 
+// The question sets named on the command line.
+struct SetPaths {
+  std::optional<std::string> banking, clinc;
+  std::string clinc_key;
+  std::optional<std::string> heldout, questions;
+};
+
+Result<std::vector<eval::QuestionSet>> LoadSets(const SetPaths& p) {
+  std::vector<eval::QuestionSet> sets;
+  if (p.banking) {
+    ASSIGN_OR_RETURN(
+        eval::QuestionSet s,
+        eval::LoadBanking77(*p.banking,
+                            "banking77_" + std::filesystem::path(*p.banking).stem().string()));
+    sets.push_back(std::move(s));
+  }
+  if (p.clinc) {
+    ASSIGN_OR_RETURN(eval::QuestionSet s,
+                     eval::LoadClinc(*p.clinc, p.clinc_key, "clinc_" + p.clinc_key));
+    sets.push_back(std::move(s));
+  }
+  if (p.heldout) {
+    ASSIGN_OR_RETURN(eval::QuestionSet s, eval::LoadQuestionTsv(*p.heldout, "heldout"));
+    sets.push_back(std::move(s));
+  }
+  if (p.questions) {
+    ASSIGN_OR_RETURN(
+        eval::QuestionSet s,
+        eval::LoadQuestionTsv(*p.questions, std::filesystem::path(*p.questions).stem().string()));
+    sets.push_back(std::move(s));
+  }
+  return sets;
+}
+
 int RunEvalSpoken(std::span<const std::string> argv) {
   auto args = Args::Parse(
       argv, {"--banking77", "--clinc", "--clinc-key", "--heldout", "--questions", "--domain",
@@ -111,44 +145,21 @@ int RunEvalSpoken(std::span<const std::string> argv) {
   const bool no_items = args->Has("--no-items");
   const bool quiet = args->Has("--quiet");
   const std::optional<std::string> out_path = args->Get("-o");
-  const std::optional<std::string> banking = args->Get("--banking77");
-  const std::optional<std::string> clinc = args->Get("--clinc");
-  const std::string clinc_key = args->GetOr("--clinc-key", "oos_test");
-  const std::optional<std::string> heldout = args->Get("--heldout");
-  const std::optional<std::string> questions = args->Get("--questions");
+  const SetPaths paths{args->Get("--banking77"), args->Get("--clinc"),
+                       args->GetOr("--clinc-key", "oos_test"), args->Get("--heldout"),
+                       args->Get("--questions")};
   if (Status s = args->Finish(); !s.ok()) return UsageError(s.message(), kUsage);
   if (!args->positional().empty()) return UsageError("unexpected argument", kUsage);
   if (!limit.ok()) return UsageError(limit.status().message(), kUsage);
-  if (!banking && !clinc && !heldout && !questions) {
+  if (!paths.banking && !paths.clinc && !paths.heldout && !paths.questions) {
     return UsageError("give at least one question set", kUsage);
   }
   auto voices = eval::ParseVoices(voices_spec);
   if (!voices.ok()) return UsageError(voices.status().message(), kUsage);
   auto snrs = ParseSnrs(snr_spec);
   if (!snrs.ok()) return UsageError(snrs.status().message(), kUsage);
-
-  std::vector<eval::QuestionSet> sets;
-  if (banking) {
-    auto s = eval::LoadBanking77(*banking,
-                                 "banking77_" + std::filesystem::path(*banking).stem().string());
-    if (!s.ok()) return Fail(s.status());
-    sets.push_back(std::move(*s));
-  }
-  if (clinc) {
-    auto s = eval::LoadClinc(*clinc, clinc_key, "clinc_" + clinc_key);
-    if (!s.ok()) return Fail(s.status());
-    sets.push_back(std::move(*s));
-  }
-  if (heldout) {
-    auto s = eval::LoadQuestionTsv(*heldout, "heldout");
-    if (!s.ok()) return Fail(s.status());
-    sets.push_back(std::move(*s));
-  }
-  if (questions) {
-    auto s = eval::LoadQuestionTsv(*questions, std::filesystem::path(*questions).stem().string());
-    if (!s.ok()) return Fail(s.status());
-    sets.push_back(std::move(*s));
-  }
+  auto sets = LoadSets(paths);
+  if (!sets.ok()) return Fail(sets.status());
 
   auto cfg = LoadHotlineConfig(config_path, overrides);
   if (!cfg.ok()) return Fail(cfg.status());
@@ -195,7 +206,7 @@ int RunEvalSpoken(std::span<const std::string> argv) {
       }
     };
   }
-  auto report = eval::RunSpokenEval(**stack, sets, cfg->tts, eo);
+  auto report = eval::RunSpokenEval(**stack, *sets, cfg->tts, eo);
   stack->reset();
   cleanup();
   if (!report.ok()) return Fail(report.status());

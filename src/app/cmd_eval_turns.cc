@@ -640,8 +640,8 @@ int RunEvalTurns(std::span<const std::string> argv) {
       LooksComplete(cfg->call, (*objects)->stack->answerer());
 
   std::vector<Item> items;
-  if (Status st = SynthesizeItems(o.voices, *sets, o.per_set, o.pauses, o.cache_dir, o.threads,
-                                  &items);
+  if (Status st =
+          SynthesizeItems(o.voices, *sets, o.per_set, o.pauses, o.cache_dir, o.threads, &items);
       !st.ok()) {
     return Fail(st);
   }

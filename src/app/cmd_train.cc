@@ -158,7 +158,8 @@ Result<EncodedSets> EncodeSets(const train::Checkpoint& state, const train::Supp
   sets.answer_tokens_per_example =
       double(answer_tokens) / double(sets.train.size() + sets.test.size());
   size_t beyond = 0;
-  for (const train::EncodedExample& e : sets.train) beyond += e.prompt_tokens >= state.shape.seq_len;
+  for (const train::EncodedExample& e : sets.train)
+    beyond += e.prompt_tokens >= state.shape.seq_len;
   if (beyond == sets.train.size()) {
     return InvalidArgumentError("every training example's answer starts beyond the model's " +
                                 std::to_string(state.shape.seq_len) +

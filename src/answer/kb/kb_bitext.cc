@@ -529,8 +529,9 @@ void AddArticles(const std::string& intent, const IntentData& d, std::vector<std
     a.body = std::move(body);
     const int want = options.questions_per_article;
     for (int i = 0; i < want && !qs.empty(); ++i) {
-      const size_t idx = (static_cast<size_t>(i * options.articles_per_intent + made - 1) *
-                          qs.size()) / static_cast<size_t>(want * options.articles_per_intent);
+      const size_t idx =
+          (static_cast<size_t>(i * options.articles_per_intent + made - 1) * qs.size()) /
+          static_cast<size_t>(want * options.articles_per_intent);
       if (!a.questions.empty()) a.questions += "|";
       a.questions += std::string(Trim(qs[std::min(idx, qs.size() - 1)]));
     }
