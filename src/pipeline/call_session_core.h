@@ -154,6 +154,13 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // call_session_listen.cc — the listen strand and the playback control barge-in drives.
   void ProcessPayload(std::vector<uint8_t> bytes);
   void ProcessFrame(audio::AudioView frame);
+  // ProcessFrame's steps: barge-in detection while the agent plays (returns whether it plays);
+  // the pre-roll ring; a new utterance (a recognizer stream fed the pre-roll); a frame inside
+  // one (recognizer, partials, turn detector, pre-work).
+  bool DetectBargeIn(const audio::VadFrame& verdict, int64_t now_ms);
+  void RememberPreroll(audio::AudioView frame);
+  void StartUtterance(audio::AudioView frame, bool playing);
+  void ContinueUtterance(audio::AudioView frame, const audio::VadFrame& verdict, int64_t now_ms);
   void BargeIn();
   // The two stages before a confirmed barge-in (listen strand).
   void PauseOutput();

@@ -32,6 +32,33 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
     Error(-1, "vad", verdict.status());
     return;
   }
+  const bool playing = DetectBargeIn(*verdict, now_ms);
+  RememberPreroll(frame);
+  audio::EndpointUpdate u = endpointer.Push(verdict->speech);
+  switch (u.event) {
+    case audio::EndpointEvent::kSpeechStart:
+      in_utterance.store(true);
+      StartUtterance(frame, playing);
+      break;
+    case audio::EndpointEvent::kEndOfTurn:
+    case audio::EndpointEvent::kMaxLength:
+      EndOfTurn(u);
+      break;
+    case audio::EndpointEvent::kDiscarded:
+      asr.reset();
+      overlapped = barged = false;
+      break;
+    case audio::EndpointEvent::kNone:
+      if (endpointer.in_utterance() && asr) ContinueUtterance(frame, *verdict, u.now_ms);
+      break;
+  }
+  // Cleared only after the end-of-turn handling has marked the agent busy, so idle() never
+  // sees a gap between the caller's turn and the agent's answer.
+  in_utterance.store(endpointer.in_utterance());
+  CheckTimers();
+}
+
+bool CallSession::Core::DetectBargeIn(const audio::VadFrame& verdict, int64_t now_ms) {
   bool playing;
   float out_level;
   {
@@ -40,7 +67,7 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
     out_level = playout.Level(now_ms);
   }
   if (playing) {
-    switch (barge.Process(*verdict, out_level)) {
+    switch (barge.Process(verdict, out_level)) {
       case audio::BargeInEvent::kPause:
         PauseOutput();
         break;
@@ -57,84 +84,70 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
     barge.Reset();
   }
   was_playing = playing;
+  return playing;
+}
 
-  if (!preroll.empty()) {
-    std::copy(frame.samples.begin(), frame.samples.end(), preroll[preroll_next].begin());
-    preroll_next = (preroll_next + 1) % preroll.size();
-    preroll_count = std::min(preroll_count + 1, preroll.size());
+void CallSession::Core::RememberPreroll(audio::AudioView frame) {
+  if (preroll.empty()) return;
+  std::copy(frame.samples.begin(), frame.samples.end(), preroll[preroll_next].begin());
+  preroll_next = (preroll_next + 1) % preroll.size();
+  preroll_count = std::min(preroll_count + 1, preroll.size());
+}
+
+void CallSession::Core::StartUtterance(audio::AudioView frame, bool playing) {
+  silence_ms = 0;
+  overlapped = playing;
+  barged = barged && playing;  // a barge-in may have fired on this very frame
+  partial_revision = 0;
+  turn.Reset();
+  last_peeked.clear();
+  hinted_phrase.clear();
+  {
+    std::lock_guard lock(mu);
+    prework.reset();
   }
-  audio::EndpointUpdate u = endpointer.Push(verdict->speech);
-  if (u.event == audio::EndpointEvent::kSpeechStart) in_utterance.store(true);
-  switch (u.event) {
-    case audio::EndpointEvent::kSpeechStart: {
-      silence_ms = 0;
-      overlapped = playing;
-      barged = barged && playing;  // a barge-in may have fired on this very frame
-      partial_revision = 0;
-      turn.Reset();
-      last_peeked.clear();
+  auto stream = res.recognizer->CreateStream(info.format.sample_rate_hz);
+  if (!stream.ok()) {
+    Error(-1, "asr", stream.status());
+    asr.reset();
+    return;
+  }
+  asr = std::move(*stream);
+  // Feed the pre-roll (which ends with this frame) so the first phoneme is not lost.
+  const size_t n = preroll.empty() ? 0 : preroll_count;
+  Status s;
+  if (n == 0) s = asr->AcceptFrames(frame);
+  for (size_t k = 0; k < n && s.ok(); ++k) {
+    const auto& f = preroll[(preroll_next + preroll.size() - n + k) % preroll.size()];
+    s = asr->AcceptFrames(audio::AudioView(f, info.format.sample_rate_hz));
+  }
+  if (!s.ok()) {
+    Error(-1, "asr", s);
+    asr.reset();
+  }
+}
+
+void CallSession::Core::ContinueUtterance(audio::AudioView frame, const audio::VadFrame& verdict,
+                                          int64_t now_ms) {
+  if (res.turn_model) turn.OnFrame(frame, verdict.speech, now_ms);
+  if (Status s = asr->AcceptFrames(frame); !s.ok()) {
+    Error(-1, "asr", s);
+    asr.reset();
+  } else if (asr->partial().revision != partial_revision) {
+    partial_revision = asr->partial().revision;
+    if (res.turn_model) turn.OnPartial(asr->partial().text, now_ms);
+    // The caller said more than the question the hint was for: back to the full silence.
+    if (!hinted_phrase.empty() && PhraseText(asr->partial().text) != hinted_phrase) {
+      endpointer.SetLooksComplete(false);
       hinted_phrase.clear();
-      {
-        std::lock_guard lock(mu);
-        prework.reset();
-      }
-      auto stream = res.recognizer->CreateStream(info.format.sample_rate_hz);
-      if (!stream.ok()) {
-        Error(-1, "asr", stream.status());
-        asr.reset();
-        break;
-      }
-      asr = std::move(*stream);
-      // Feed the pre-roll (which ends with this frame) so the first phoneme is not lost.
-      const size_t n = preroll.empty() ? 0 : preroll_count;
-      Status s;
-      if (n == 0) s = asr->AcceptFrames(frame);
-      for (size_t k = 0; k < n && s.ok(); ++k) {
-        const auto& f = preroll[(preroll_next + preroll.size() - n + k) % preroll.size()];
-        s = asr->AcceptFrames(audio::AudioView(f, info.format.sample_rate_hz));
-      }
-      if (!s.ok()) {
-        Error(-1, "asr", s);
-        asr.reset();
-      }
-      break;
     }
-    case audio::EndpointEvent::kEndOfTurn:
-    case audio::EndpointEvent::kMaxLength:
-      EndOfTurn(u);
-      break;
-    case audio::EndpointEvent::kDiscarded:
-      asr.reset();
-      overlapped = barged = false;
-      break;
-    case audio::EndpointEvent::kNone:
-      if (endpointer.in_utterance() && asr) {
-        if (res.turn_model) turn.OnFrame(frame, verdict->speech, u.now_ms);
-        if (Status s = asr->AcceptFrames(frame); !s.ok()) {
-          Error(-1, "asr", s);
-          asr.reset();
-        } else if (asr->partial().revision != partial_revision) {
-          partial_revision = asr->partial().revision;
-          if (res.turn_model) turn.OnPartial(asr->partial().text, u.now_ms);
-          // The caller said more than the question the hint was for: back to the full silence.
-          if (!hinted_phrase.empty() && PhraseText(asr->partial().text) != hinted_phrase) {
-            endpointer.SetLooksComplete(false);
-            hinted_phrase.clear();
-          }
-          if (asr->partial().stable && !closed.load()) {
-            nlohmann::json j = {{"text", Redacted(asr->partial().text)}, {"stable", true}};
-            sink->Event("partial", j.dump());
-            if (res.call.prework) StartPrework(asr->partial().text);
-          }
-        }
-        if (res.turn_model && asr) endpointer.SetSilenceNeededMs(turn.WaitMs(u.now_ms));
-      }
-      break;
+    if (asr->partial().stable && !closed.load()) {
+      nlohmann::json j = {{"text", Redacted(asr->partial().text)}, {"stable", true}};
+      sink->Event("partial", j.dump());
+      if (res.call.prework) StartPrework(asr->partial().text);
+    }
   }
-  // Cleared only after the end-of-turn handling has marked the agent busy, so idle() never
-  // sees a gap between the caller's turn and the agent's answer.
-  in_utterance.store(endpointer.in_utterance());
-  CheckTimers();
+  if (res.turn_model && asr) endpointer.SetSilenceNeededMs(turn.WaitMs(now_ms));
 }
 
 void CallSession::Core::PauseOutput() {
