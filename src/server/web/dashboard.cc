@@ -108,90 +108,68 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-}  // namespace
-
-Dashboard::Dashboard(MetricsRegistry& registry, DashboardOptions options,
-                     std::function<int()> active_calls)
-    : registry_(registry), options_(options), active_calls_(std::move(active_calls)) {}
-
-Dashboard::~Dashboard() { Stop(); }
-
-void Dashboard::Sample(int64_t unix_ms) {
-  Raw r;
-  r.t_ms = unix_ms;
-  r.tiers.assign(Tiers().size(), 0);
-  double transport_active = 0;
-  for (const CollectedMetric& s : registry_.Collect("hotline_")) {
-    const std::string& n = s.name;
-    if (n == "hotline_pipeline_calls_total") {
-      r.calls += s.value;
-    } else if (n == "hotline_pipeline_turns_total") {
-      r.turns += s.value;
-    } else if (n == "hotline_pipeline_barge_ins_total") {
-      r.barge_ins += s.value;
-    } else if (n == "hotline_pipeline_errors_total") {
-      r.errors += s.value;
-    } else if (n == "hotline_pipeline_transfers_total") {
-      r.transfers += s.value;
-    } else if (EndsWith(n, "_over_capacity_total")) {
-      r.over_capacity += s.value;
-    } else if (EndsWith(n, "_active_calls") && s.kind == CollectedMetric::Kind::kGauge) {
-      transport_active += s.value;
-    } else if (n == "hotline_pipeline_voice_to_voice_seconds") {
-      r.v2v = s.histogram;
-    } else if (n == "hotline_pipeline_stage_seconds") {
-      const std::string* stage = Label(s.labels, "stage");
-      for (size_t i = 0; stage != nullptr && i < kStageCount; ++i) {
-        if (*stage == kStageNames[i]) {
-          r.stage_sum[i] = s.histogram.sum;
-          r.stage_count[i] = s.histogram.count;
-        }
+// Adds one collected metric to the sample; the transports' active-call gauges to
+// `transport_active`.
+void Accumulate(const CollectedMetric& s, Dashboard::Raw& r, double& transport_active) {
+  const std::string& n = s.name;
+  if (n == "hotline_pipeline_calls_total") {
+    r.calls += s.value;
+  } else if (n == "hotline_pipeline_turns_total") {
+    r.turns += s.value;
+  } else if (n == "hotline_pipeline_barge_ins_total") {
+    r.barge_ins += s.value;
+  } else if (n == "hotline_pipeline_errors_total") {
+    r.errors += s.value;
+  } else if (n == "hotline_pipeline_transfers_total") {
+    r.transfers += s.value;
+  } else if (EndsWith(n, "_over_capacity_total")) {
+    r.over_capacity += s.value;
+  } else if (EndsWith(n, "_active_calls") && s.kind == CollectedMetric::Kind::kGauge) {
+    transport_active += s.value;
+  } else if (n == "hotline_pipeline_voice_to_voice_seconds") {
+    r.v2v = s.histogram;
+  } else if (n == "hotline_pipeline_stage_seconds") {
+    const std::string* stage = Label(s.labels, "stage");
+    for (size_t i = 0; stage != nullptr && i < kStageCount; ++i) {
+      if (*stage == kStageNames[i]) {
+        r.stage_sum[i] = s.histogram.sum;
+        r.stage_count[i] = s.histogram.count;
       }
-    } else if (n == "hotline_pipeline_answers_total") {
-      const std::string* tier = Label(s.labels, "tier");
-      const auto& tiers = Tiers();
-      auto it = tier != nullptr ? std::find(tiers.begin(), tiers.end(), *tier) : tiers.end();
-      if (it != tiers.end()) r.tiers[static_cast<size_t>(it - tiers.begin())] += s.value;
-    } else if (n == "hotline_answer_cache_rejects_total") {
-      const std::string* tier = Label(s.labels, "tier");
-      if (tier != nullptr && *tier == "l1") r.rejects_l1 += s.value;
-      if (tier != nullptr && *tier == "l2") r.rejects_l2 += s.value;
-    } else if (n == "hotline_answer_llm_gated_total") {
-      r.llm_gated += s.value;  // every reason
-    } else if (n == "hotline_engine_queue_depth") {
-      r.engine = true;
-      r.queue_depth = s.value;
-    } else if (n == "hotline_engine_running_sequences") {
-      r.engine = true;
-      r.running = s.value;
-    } else if (n == "hotline_engine_kv_blocks_in_use") {
-      r.engine = true;
-      r.kv_in_use = s.value;
-    } else if (n == "hotline_engine_kv_blocks_capacity") {
-      r.engine = true;
-      r.kv_total = s.value;
-    } else if (n == "hotline_engine_batch_sequences") {
-      r.engine = true;
-      r.batch_sum = s.histogram.sum;
-      r.batch_count = s.histogram.count;
     }
+  } else if (n == "hotline_pipeline_answers_total") {
+    const std::string* tier = Label(s.labels, "tier");
+    const auto& tiers = Dashboard::Tiers();
+    auto it = tier != nullptr ? std::find(tiers.begin(), tiers.end(), *tier) : tiers.end();
+    if (it != tiers.end()) r.tiers[static_cast<size_t>(it - tiers.begin())] += s.value;
+  } else if (n == "hotline_answer_cache_rejects_total") {
+    const std::string* tier = Label(s.labels, "tier");
+    if (tier != nullptr && *tier == "l1") r.rejects_l1 += s.value;
+    if (tier != nullptr && *tier == "l2") r.rejects_l2 += s.value;
+  } else if (n == "hotline_answer_llm_gated_total") {
+    r.llm_gated += s.value;  // every reason
+  } else if (n == "hotline_engine_queue_depth") {
+    r.engine = true;
+    r.queue_depth = s.value;
+  } else if (n == "hotline_engine_running_sequences") {
+    r.engine = true;
+    r.running = s.value;
+  } else if (n == "hotline_engine_kv_blocks_in_use") {
+    r.engine = true;
+    r.kv_in_use = s.value;
+  } else if (n == "hotline_engine_kv_blocks_capacity") {
+    r.engine = true;
+    r.kv_total = s.value;
+  } else if (n == "hotline_engine_batch_sequences") {
+    r.engine = true;
+    r.batch_sum = s.histogram.sum;
+    r.batch_count = s.histogram.count;
   }
-  r.active_calls = active_calls_ ? active_calls_() : transport_active;
-  if (auto ps = ReadProcessStats("/proc/self")) {
-    r.cpu_seconds = ps->cpu_seconds;
-    r.rss_bytes = ps->resident_bytes;
-  }
+}
 
-  std::lock_guard lock(mu_);
-  const size_t cap = static_cast<size_t>(std::max(2, options_.history_points));
-  const size_t n = ring_.size();
-  auto at = [&](size_t i) -> const Point& { return ring_[(ring_start_ + i) % ring_.size()]; };
-  // The window's first sample: window_points back (or the oldest there is).
-  const size_t back = static_cast<size_t>(std::max(1, options_.window_points));
-  const Raw* base = n == 0 ? nullptr : &at(n >= back ? n - back : 0).raw;
-  const Raw* prev = n == 0 ? nullptr : &at(n - 1).raw;
-
-  Point p;
+// The chart point of sample `r`: the window's figures against its first sample `base`, the CPU
+// use against the sample before (`prev`); either may be null (no history yet).
+Dashboard::Point PointOf(Dashboard::Raw r, const Dashboard::Raw* base, const Dashboard::Raw* prev) {
+  Dashboard::Point p;
   Histogram::Snapshot v2v = Delta(r.v2v, base ? &base->v2v : nullptr);
   if (v2v.count > 0) {
     p.v2v_p50 = v2v.Quantile(0.50) * 1000;
@@ -210,7 +188,7 @@ void Dashboard::Sample(int64_t unix_ms) {
   for (size_t i = 0; i < r.tiers.size(); ++i) {
     p.tier_window[i] = std::max(0.0, r.tiers[i] - (base ? base->tiers[i] : 0));
     if (i != clarify) answers += p.tier_window[i];  // a question back is no answer
-    if (i < 3) cached += p.tier_window[i];  // l1, l2, l3
+    if (i < 3) cached += p.tier_window[i];          // l1, l2, l3
   }
   if (answers > 0) p.cache_hit_rate = cached / answers;
   p.rejects_window =
@@ -220,15 +198,49 @@ void Dashboard::Sample(int64_t unix_ms) {
     p.turns_per_min = (r.turns - base->turns) * 60000.0 / static_cast<double>(r.t_ms - base->t_ms);
   }
   const uint64_t steps = r.batch_count - (base ? std::min(r.batch_count, base->batch_count) : 0);
-  if (steps > 0)
+  if (steps > 0) {
     p.batch_mean = (r.batch_sum - (base ? base->batch_sum : 0)) / static_cast<double>(steps);
+  }
   if (prev != nullptr && r.t_ms > prev->t_ms && std::isfinite(r.cpu_seconds) &&
       std::isfinite(prev->cpu_seconds)) {
     p.cpu_cores =
         (r.cpu_seconds - prev->cpu_seconds) * 1000.0 / static_cast<double>(r.t_ms - prev->t_ms);
   }
   p.raw = std::move(r);
+  return p;
+}
 
+}  // namespace
+
+Dashboard::Dashboard(MetricsRegistry& registry, DashboardOptions options,
+                     std::function<int()> active_calls)
+    : registry_(registry), options_(options), active_calls_(std::move(active_calls)) {}
+
+Dashboard::~Dashboard() { Stop(); }
+
+void Dashboard::Sample(int64_t unix_ms) {
+  Raw r;
+  r.t_ms = unix_ms;
+  r.tiers.assign(Tiers().size(), 0);
+  double transport_active = 0;
+  for (const CollectedMetric& s : registry_.Collect("hotline_")) {
+    Accumulate(s, r, transport_active);
+  }
+  r.active_calls = active_calls_ ? active_calls_() : transport_active;
+  if (auto ps = ReadProcessStats("/proc/self")) {
+    r.cpu_seconds = ps->cpu_seconds;
+    r.rss_bytes = ps->resident_bytes;
+  }
+
+  std::lock_guard lock(mu_);
+  const size_t cap = static_cast<size_t>(std::max(2, options_.history_points));
+  const size_t n = ring_.size();
+  auto at = [&](size_t i) -> const Point& { return ring_[(ring_start_ + i) % ring_.size()]; };
+  // The window's first sample: window_points back (or the oldest there is).
+  const size_t back = static_cast<size_t>(std::max(1, options_.window_points));
+  const Raw* base = n == 0 ? nullptr : &at(n >= back ? n - back : 0).raw;
+  const Raw* prev = n == 0 ? nullptr : &at(n - 1).raw;
+  Point p = PointOf(std::move(r), base, prev);
   if (ring_.size() < cap) {
     ring_.push_back(std::move(p));
   } else {
