@@ -59,6 +59,99 @@ struct Ledger {
          answered_ms = -1, tts_first_audio_ms = -1, tts_done_ms = -1;
 };
 
+// One turn of the recording, heard: streamed in real-time-sized frames through the VAD, the
+// endpointer and the recognizer. Stage times are measured on the clock, not simulated, except
+// the recording's own timeline (frame index × 20 ms).
+struct HeardTurn {
+  asr::AsrResult final;
+  Ledger ledger;
+  MonoTime end_of_turn;  // wall clock, for the stages after it
+};
+
+Result<HeardTurn> HearTurn(const HotlineConfig& cfg, asr::Recognizer& recognizer,
+                           const audio::AudioBuffer& caller_audio) {
+  ASSIGN_OR_RETURN(auto vad, audio::Vad::Create(cfg.speech_in.vad, kPhoneRateHz));
+  audio::Endpointer endpointer(cfg.speech_in.endpointer);
+  ASSIGN_OR_RETURN(auto stream, recognizer.CreateStream(kPhoneRateHz));
+  HeardTurn h;
+  bool ended = false;
+  const size_t frame = audio::SamplesForMs(kPhoneRateHz, audio::kFrameMs);
+  for (size_t at = 0; at + frame <= caller_audio.samples.size() && !ended; at += frame) {
+    audio::AudioView view(std::span<const int16_t>(caller_audio.samples).subspan(at, frame),
+                          kPhoneRateHz);
+    ASSIGN_OR_RETURN(audio::VadFrame v, vad.Process(view));
+    audio::EndpointUpdate u = endpointer.Push(v.speech);
+    if (endpointer.in_utterance() || u.event == audio::EndpointEvent::kSpeechStart) {
+      RETURN_IF_ERROR(stream->AcceptFrames(view));
+    }
+    if (u.event == audio::EndpointEvent::kSpeechStart) h.ledger.speech_start_ms = u.speech_start_ms;
+    if (u.event == audio::EndpointEvent::kEndOfTurn ||
+        u.event == audio::EndpointEvent::kMaxLength) {
+      h.ledger.speech_end_ms = u.speech_end_ms;
+      h.ledger.end_of_turn_ms = u.now_ms;
+      h.end_of_turn = SystemClock::Get().Now();
+      ended = true;
+    }
+  }
+  if (!ended)
+    return FailedPreconditionError("the endpointer found no complete turn in the caller audio");
+  auto final = stream->Finish();
+  if (!final.ok()) return final.status().WithContext("recognition");
+  h.final = std::move(*final);
+  h.ledger.asr_final_ms = MillisBetween(h.end_of_turn, SystemClock::Get().Now());
+  return h;
+}
+
+// The answer to what was heard, synthesized and written to `reply_wav` at the telephone rate;
+// the ledger gets the answer's and the speech's times after the end of the turn.
+struct Reply {
+  answer::AnswerResult answer;
+  audio::AudioBuffer audio;
+};
+
+Result<Reply> AnswerAndSpeak(answer::Answerer& answerer, tts::Synthesizer& synth,
+                             answer::CallerSession& caller, HeardTurn& h,
+                             const std::filesystem::path& reply_wav) {
+  auto since_eot = [&] { return MillisBetween(h.end_of_turn, SystemClock::Get().Now()); };
+  Reply r;
+  auto answer = answerer.Answer(h.final.text, caller);
+  if (!answer.ok()) return answer.status().WithContext("answer");
+  r.answer = std::move(*answer);
+  h.ledger.answered_ms = since_eot();
+  std::vector<int16_t> reply;
+  Status synth_status = synth.Synthesize(r.answer.text, [&](std::span<const int16_t> chunk) {
+    if (h.ledger.tts_first_audio_ms < 0) h.ledger.tts_first_audio_ms = since_eot();
+    reply.insert(reply.end(), chunk.begin(), chunk.end());
+    return Status::Ok();
+  });
+  if (!synth_status.ok()) return synth_status.WithContext("reply synthesis");
+  h.ledger.tts_done_ms = since_eot();
+  ASSIGN_OR_RETURN(r.audio,
+                   audio::Resample(audio::AudioView(reply, synth.sample_rate_hz()), kPhoneRateHz));
+  RETURN_IF_ERROR(audio::WriteWavFile(reply_wav.string(), r.audio, audio::Codec::kMulaw));
+  return r;
+}
+
+void PrintTurn(int turn, const HeardTurn& h, const Reply& r, const std::filesystem::path& wav) {
+  const Ledger& ledger = h.ledger;
+  std::printf("\nturn %d\n  heard:   \"%s\" (confidence %.2f)\n  answer:  \"%s\"\n  tier:    %s\n",
+              turn, h.final.text.c_str(), h.final.confidence, r.answer.text.c_str(),
+              std::string(answer::TierName(r.answer.tier)).c_str());
+  std::printf("  reply:   %s (%lld ms)\n", wav.string().c_str(),
+              static_cast<long long>(r.audio.duration_ms()));
+  std::printf(
+      "  ledger (recording timeline): speech %.0f-%.0f ms, end of turn at %.0f ms "
+      "(endpointing delay %.0f ms)\n",
+      ledger.speech_start_ms * 1.0, ledger.speech_end_ms * 1.0, ledger.end_of_turn_ms,
+      ledger.end_of_turn_ms - ledger.speech_end_ms);
+  std::printf(
+      "  ledger (after end of turn): asr final %.1f ms, answer %.1f ms, first audio "
+      "%.1f ms, reply synthesized %.1f ms\n",
+      ledger.asr_final_ms, ledger.answered_ms, ledger.tts_first_audio_ms, ledger.tts_done_ms);
+  std::printf("  voice-to-voice (speech end -> first reply audio): %.0f ms\n",
+              ledger.end_of_turn_ms - ledger.speech_end_ms + ledger.tts_first_audio_ms);
+}
+
 int RunDemo(std::span<const std::string> argv) {
   auto parsed = Args::Parse(argv, {"--config", "--set", "--out", "--question", "--kb", "--turns"});
   if (!parsed.ok()) return UsageError(parsed.status().message(), kUsage);
@@ -98,7 +191,6 @@ int RunDemo(std::span<const std::string> argv) {
   stack_options.llm = model->get();
   auto stack = answer::AnswerStack::Build(cfg->answer, cfg->store, stack_options);
   if (!stack.ok()) return Fail(stack.status().WithContext("answer stack"));
-  answer::Answerer* answerer = &(*stack)->answerer();
 
   // The caller's recording.
   auto caller_audio = MakeCallerAudio(**synth, question);
@@ -112,75 +204,13 @@ int RunDemo(std::span<const std::string> argv) {
             << caller_audio->duration_ms() << " ms, 8 kHz mu-law)\n";
 
   answer::CallerSession caller("+15550100");
-  const size_t frame = audio::SamplesForMs(kPhoneRateHz, audio::kFrameMs);
   for (int turn = 1; turn <= *turns; ++turn) {
-    // Stream the recording in real-time-sized frames; stage times are measured on the clock,
-    // not simulated, except the recording's own timeline (frame index × 20 ms).
-    auto vad = audio::Vad::Create(cfg->speech_in.vad, kPhoneRateHz);
-    if (!vad.ok()) return Fail(vad.status());
-    audio::Endpointer endpointer(cfg->speech_in.endpointer);
-    auto stream = (*recognizer)->CreateStream(kPhoneRateHz);
-    if (!stream.ok()) return Fail(stream.status());
-    Ledger ledger;
-    MonoTime eot_wall;
-    bool ended = false;
-    for (size_t at = 0; at + frame <= caller_audio->samples.size() && !ended; at += frame) {
-      audio::AudioView view(std::span<const int16_t>(caller_audio->samples).subspan(at, frame),
-                            kPhoneRateHz);
-      auto v = vad->Process(view);
-      if (!v.ok()) return Fail(v.status());
-      audio::EndpointUpdate u = endpointer.Push(v->speech);
-      if (endpointer.in_utterance() || u.event == audio::EndpointEvent::kSpeechStart) {
-        if (Status s = (*stream)->AcceptFrames(view); !s.ok()) return Fail(s);
-      }
-      if (u.event == audio::EndpointEvent::kSpeechStart) ledger.speech_start_ms = u.speech_start_ms;
-      if (u.event == audio::EndpointEvent::kEndOfTurn || u.event == audio::EndpointEvent::kMaxLength) {
-        ledger.speech_end_ms = u.speech_end_ms;
-        ledger.end_of_turn_ms = u.now_ms;
-        eot_wall = SystemClock::Get().Now();
-        ended = true;
-      }
-    }
-    if (!ended) return Fail("the endpointer found no complete turn in the caller audio");
-    auto final = (*stream)->Finish();
-    if (!final.ok()) return Fail(final.status().WithContext("recognition"));
-    auto since_eot = [&] { return MillisBetween(eot_wall, SystemClock::Get().Now()); };
-    ledger.asr_final_ms = since_eot();
-    auto answer = answerer->Answer(final->text, caller);
-    if (!answer.ok()) return Fail(answer.status().WithContext("answer"));
-    ledger.answered_ms = since_eot();
-    std::vector<int16_t> reply;
-    Status synth_status = (*synth)->Synthesize(answer->text, [&](std::span<const int16_t> chunk) {
-      if (ledger.tts_first_audio_ms < 0) ledger.tts_first_audio_ms = since_eot();
-      reply.insert(reply.end(), chunk.begin(), chunk.end());
-      return Status::Ok();
-    });
-    if (!synth_status.ok()) return Fail(synth_status.WithContext("reply synthesis"));
-    ledger.tts_done_ms = since_eot();
-    auto reply_phone =
-        audio::Resample(audio::AudioView(reply, (*synth)->sample_rate_hz()), kPhoneRateHz);
-    if (!reply_phone.ok()) return Fail(reply_phone.status());
-    std::filesystem::path reply_wav = out_dir / ("reply-" + std::to_string(turn) + ".wav");
-    if (Status s = audio::WriteWavFile(reply_wav.string(), *reply_phone, audio::Codec::kMulaw);
-        !s.ok()) {
-      return Fail(s);
-    }
-
-    std::printf("\nturn %d\n  heard:   \"%s\" (confidence %.2f)\n  answer:  \"%s\"\n  tier:    %s\n",
-                turn, final->text.c_str(), final->confidence, answer->text.c_str(),
-                std::string(answer::TierName(answer->tier)).c_str());
-    std::printf("  reply:   %s (%lld ms)\n", reply_wav.string().c_str(),
-                static_cast<long long>(reply_phone->duration_ms()));
-    std::printf("  ledger (recording timeline): speech %.0f-%.0f ms, end of turn at %.0f ms "
-                "(endpointing delay %.0f ms)\n",
-                ledger.speech_start_ms * 1.0, ledger.speech_end_ms * 1.0, ledger.end_of_turn_ms,
-                ledger.end_of_turn_ms - ledger.speech_end_ms);
-    std::printf("  ledger (after end of turn): asr final %.1f ms, answer %.1f ms, first audio "
-                "%.1f ms, reply synthesized %.1f ms\n",
-                ledger.asr_final_ms, ledger.answered_ms, ledger.tts_first_audio_ms,
-                ledger.tts_done_ms);
-    std::printf("  voice-to-voice (speech end -> first reply audio): %.0f ms\n",
-                ledger.end_of_turn_ms - ledger.speech_end_ms + ledger.tts_first_audio_ms);
+    auto heard = HearTurn(*cfg, **recognizer, *caller_audio);
+    if (!heard.ok()) return Fail(heard.status());
+    const std::filesystem::path reply_wav = out_dir / ("reply-" + std::to_string(turn) + ".wav");
+    auto reply = AnswerAndSpeak((*stack)->answerer(), **synth, caller, *heard, reply_wav);
+    if (!reply.ok()) return Fail(reply.status());
+    PrintTurn(turn, *heard, *reply, reply_wav);
   }
   return 0;
 }
