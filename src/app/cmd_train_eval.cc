@@ -85,6 +85,75 @@ nlohmann::json ReportJson(const train::ModelEvalReport& r, const std::string& mo
           {"items", std::move(items)}};
 }
 
+// The judges: the intent classifier exactly as the call trains it (the answer stack on the
+// knowledge base), and the knowledge base's answers. The stack owns what the judge reads.
+struct Judges {
+  std::unique_ptr<answer::AnswerStack> stack;
+  std::vector<answer::Article> articles;
+  std::unique_ptr<train::AnswerIntentJudge> judge;
+};
+
+Result<std::unique_ptr<Judges>> BuildJudges(const HotlineConfig& cfg, const std::string& kb_csv) {
+  auto j = std::make_unique<Judges>();
+  answer::AnswerStackOptions so;
+  so.kb_path = ":memory:";
+  so.kb_csv = kb_csv;
+  // An in-memory answer store: the judges need the classifier and the articles, not the caches
+  // (and an evaluation must not reach a configured Redis).
+  auto stack = answer::AnswerStack::Build(cfg.answer, answer::StoreConfig{}, so);
+  if (!stack.ok()) return stack.status().WithContext("answer stack");
+  j->stack = std::move(*stack);
+  if (j->stack->classifier() == nullptr) {
+    return FailedPreconditionError("the knowledge base " + kb_csv + " trains no intent classifier");
+  }
+  ASSIGN_OR_RETURN(j->articles, j->stack->kb().All());
+  ASSIGN_OR_RETURN(j->judge,
+                   train::AnswerIntentJudge::Create(*j->stack->classifier(), j->articles));
+  return j;
+}
+
+void PrintReport(const train::ModelEvalReport& r, const std::string& model_name,
+                 const train::ModelEvalOptions& opt) {
+  const size_t n = r.examples;
+  std::printf("model: %s, %zu held-out questions, greedy, max %d tokens\n", model_name.c_str(), n,
+              opt.max_tokens);
+  std::printf("intent (call's classifier on the answer): %s   (on the reference answers: %s)\n",
+              Pct(r.intent_classifier_correct, n).c_str(),
+              Pct(r.reference_classifier_correct, n).c_str());
+  std::printf("  the classifier gives the answer the intent it gives the reference: %s\n",
+              Pct(r.classifier_agrees_with_reference, n).c_str());
+  std::printf("intent (nearest knowledge-base answer):   %s   (on the reference answers: %s)\n",
+              Pct(r.intent_kb_correct, n).c_str(), Pct(r.reference_kb_correct, n).c_str());
+  std::printf("ROUGE-L F1: mean %.3f, >= %.2f: %s\n", r.rouge_l_f1_mean, r.rouge_threshold,
+              Pct(r.rouge_at_threshold, n).c_str());
+  std::printf("exact match: %s\n", Pct(r.exact, n).c_str());
+  std::printf(
+      "loops: %zu (repeated %d-grams %zu, hit max tokens %zu; reference answers with a "
+      "repeated %d-gram: %zu)\n",
+      r.loops, opt.repetition.ngram, r.repeats, r.hit_max_tokens, opt.repetition.ngram,
+      r.reference_repeats);
+  std::printf("errors: %zu; generated %lld tokens in %.2f s\n", r.errors,
+              static_cast<long long>(r.generated_tokens), r.seconds);
+  int shown = 0;
+  for (const train::ModelEvalItem& it : r.items) {
+    if (it.verdict.kb_intent == it.intent && it.verdict.classifier_intent == it.intent &&
+        !it.repetition.repeats && !it.hit_max_tokens && it.error.empty()) {
+      continue;
+    }
+    if (shown++ == 0) std::printf("misses (question [intent] -> answer [classifier / kb]):\n");
+    if (shown > 20) {
+      std::printf("  ... (--json lists every answer)\n");
+      break;
+    }
+    std::printf("  %s [%s] -> %s [%s / %s]%s\n", it.question.c_str(), it.intent.c_str(),
+                it.error.empty() ? it.generated.c_str() : ("error: " + it.error).c_str(),
+                it.verdict.classifier_intent.c_str(), it.verdict.kb_intent.c_str(),
+                it.repetition.repeats ? " (repeats)"
+                : it.hit_max_tokens   ? " (max tokens)"
+                                      : "");
+  }
+}
+
 int RunTrainEval(std::span<const std::string> argv) {
   auto args = Args::Parse(argv, {"--heldout", "--model", "--kb", "--config", "--set", "--threads",
                                  "--max-tokens", "--rouge-threshold", "--ngram", "--limit", "-o"});
@@ -122,22 +191,8 @@ int RunTrainEval(std::span<const std::string> argv) {
   auto heldout = train::ParseHeldOutTsv(*tsv);
   if (!heldout.ok()) return Fail(heldout.status().WithContext(*heldout_path));
 
-  // The judges: the intent classifier exactly as the call trains it (the answer stack on the
-  // knowledge base), and the knowledge base's answers.
-  answer::AnswerStackOptions so;
-  so.kb_path = ":memory:";
-  so.kb_csv = kb_csv;
-  // An in-memory answer store: the judges need the classifier and the articles, not the caches
-  // (and an evaluation must not reach a configured Redis).
-  auto stack = answer::AnswerStack::Build(cfg->answer, answer::StoreConfig{}, so);
-  if (!stack.ok()) return Fail(stack.status().WithContext("answer stack"));
-  if ((*stack)->classifier() == nullptr) {
-    return Fail("the knowledge base " + kb_csv + " trains no intent classifier");
-  }
-  auto articles = (*stack)->kb().All();
-  if (!articles.ok()) return Fail(articles.status());
-  auto judge = train::AnswerIntentJudge::Create(*(*stack)->classifier(), *articles);
-  if (!judge.ok()) return Fail(judge.status());
+  auto judges = BuildJudges(*cfg, kb_csv);
+  if (!judges.ok()) return Fail(judges.status());
 
   llm::LlmConfig lc = cfg->llm;
   if (model_path) {
@@ -158,7 +213,7 @@ int RunTrainEval(std::span<const std::string> argv) {
   opt.rouge_threshold = *rouge;
   opt.repetition.ngram = static_cast<int>(*ngram);
   opt.limit = static_cast<size_t>(*limit);
-  auto report = train::EvaluateModel(**model, *heldout, **judge, opt);
+  auto report = train::EvaluateModel(**model, *heldout, *(*judges)->judge, opt);
   if (!report.ok()) return Fail(report.status());
   const train::ModelEvalReport& r = *report;
 
@@ -171,41 +226,7 @@ int RunTrainEval(std::span<const std::string> argv) {
     std::cout << js.dump(1) << "\n";
     return 0;
   }
-  const size_t n = r.examples;
-  std::printf("model: %s, %zu held-out questions, greedy, max %d tokens\n",
-              (*model)->name().c_str(), n, opt.max_tokens);
-  std::printf("intent (call's classifier on the answer): %s   (on the reference answers: %s)\n",
-              Pct(r.intent_classifier_correct, n).c_str(),
-              Pct(r.reference_classifier_correct, n).c_str());
-  std::printf("  the classifier gives the answer the intent it gives the reference: %s\n",
-              Pct(r.classifier_agrees_with_reference, n).c_str());
-  std::printf("intent (nearest knowledge-base answer):   %s   (on the reference answers: %s)\n",
-              Pct(r.intent_kb_correct, n).c_str(), Pct(r.reference_kb_correct, n).c_str());
-  std::printf("ROUGE-L F1: mean %.3f, >= %.2f: %s\n", r.rouge_l_f1_mean, r.rouge_threshold,
-              Pct(r.rouge_at_threshold, n).c_str());
-  std::printf("exact match: %s\n", Pct(r.exact, n).c_str());
-  std::printf("loops: %zu (repeated %d-grams %zu, hit max tokens %zu; reference answers with a "
-              "repeated %d-gram: %zu)\n",
-              r.loops, opt.repetition.ngram, r.repeats, r.hit_max_tokens, opt.repetition.ngram,
-              r.reference_repeats);
-  std::printf("errors: %zu; generated %lld tokens in %.2f s\n", r.errors,
-              static_cast<long long>(r.generated_tokens), r.seconds);
-  int shown = 0;
-  for (const train::ModelEvalItem& it : r.items) {
-    if (it.verdict.kb_intent == it.intent && it.verdict.classifier_intent == it.intent &&
-        !it.repetition.repeats && !it.hit_max_tokens && it.error.empty()) {
-      continue;
-    }
-    if (shown++ == 0) std::printf("misses (question [intent] -> answer [classifier / kb]):\n");
-    if (shown > 20) {
-      std::printf("  ... (--json lists every answer)\n");
-      break;
-    }
-    std::printf("  %s [%s] -> %s [%s / %s]%s\n", it.question.c_str(), it.intent.c_str(),
-                it.error.empty() ? it.generated.c_str() : ("error: " + it.error).c_str(),
-                it.verdict.classifier_intent.c_str(), it.verdict.kb_intent.c_str(),
-                it.repetition.repeats ? " (repeats)" : it.hit_max_tokens ? " (max tokens)" : "");
-  }
+  PrintReport(r, (*model)->name(), opt);
   return 0;
 }
 
