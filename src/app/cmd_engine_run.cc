@@ -37,6 +37,34 @@ constexpr char kUsage[] =
     "  --kv-type TYPE        KV cache type: f16 (default), q8_0, f32\n"
     "  --kernel ISA          auto (default), avx512, avxvnni, avx2, scalar\n";
 
+// The prompt's tokens: as chat messages (an optional system message, then the prompt as the
+// user's) in the model's template, or as text with special tokens parsed.
+Result<std::vector<engine::TokenId>> PromptTokens(const engine::Tokenizer& tok,
+                                                  const std::string& prompt, bool chat,
+                                                  const std::optional<std::string>& chat_format,
+                                                  const std::optional<std::string>& system) {
+  std::vector<engine::TokenId> ids;
+  if (chat) {
+    engine::ChatTemplateConfig tc;
+    if (chat_format) tc.format = *chat_format;
+    ASSIGN_OR_RETURN(auto tmpl, engine::ChatTemplate::Create(tc, tok.vocab()));
+    std::vector<engine::ChatMessage> messages;
+    if (system) messages.push_back({"system", *system});
+    messages.push_back({"user", prompt});
+    ASSIGN_OR_RETURN(auto segments, tmpl.Render(messages, /*add_generation_prompt=*/true));
+    ids = tok.EncodePrompt(segments, /*add_special=*/true);
+  } else {
+    engine::EncodeOptions options;
+    options.parse_special = true;
+    ids = tok.Encode(prompt, options);
+  }
+  if (ids.empty()) {
+    return InvalidArgumentError(
+        "the prompt encodes to no tokens and the model adds no BOS; give a prompt");
+  }
+  return ids;
+}
+
 int RunEngine(std::span<const std::string> argv) {
   auto args = Args::Parse(argv, {"-m", "--model", "-p", "--prompt", "-n", "--temp", "--top-k",
                                  "--top-p", "--repeat-penalty", "--seed", "--threads",
@@ -95,26 +123,8 @@ int RunEngine(std::span<const std::string> argv) {
   if (!tokenizer.ok()) return Fail(tokenizer.status());
   const engine::Tokenizer& tok = **tokenizer;
 
-  std::vector<engine::TokenId> ids;
-  if (chat) {
-    engine::ChatTemplateConfig tc;
-    if (chat_format) tc.format = *chat_format;
-    auto tmpl = engine::ChatTemplate::Create(tc, tok.vocab());
-    if (!tmpl.ok()) return Fail(tmpl.status());
-    std::vector<engine::ChatMessage> messages;
-    if (system) messages.push_back({"system", *system});
-    messages.push_back({"user", *prompt});
-    auto segments = tmpl->Render(messages, /*add_generation_prompt=*/true);
-    if (!segments.ok()) return Fail(segments.status());
-    ids = tok.EncodePrompt(*segments, /*add_special=*/true);
-  } else {
-    engine::EncodeOptions options;
-    options.parse_special = true;
-    ids = tok.Encode(*prompt, options);
-  }
-  if (ids.empty()) {
-    return Fail("the prompt encodes to no tokens and the model adds no BOS; give a prompt");
-  }
+  auto ids = PromptTokens(tok, *prompt, chat, chat_format, system);
+  if (!ids.ok()) return Fail(ids.status());
 
   auto stop = engine::StopMatcher::Create(stops);
   if (!stop.ok()) return Fail(stop.status());
@@ -128,7 +138,7 @@ int RunEngine(std::span<const std::string> argv) {
     std::fflush(stdout);
   };
   const int seq = *e.CreateSequence();
-  auto result = e.Generate(seq, ids, sampling, [&](int32_t id) {
+  auto result = e.Generate(seq, *ids, sampling, [&](int32_t id) {
     engine::StopMatcher::Output o = stop->Push(detok.Push(id));
     emit(o.text);
     return !o.stopped;
