@@ -37,6 +37,51 @@ double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_cloc
   return std::chrono::duration<double>(b - a).count();
 }
 
+// One sequence's prefill of a fixed `prompt_tokens`-token prompt, then `gen_tokens` greedy decode
+// steps, each timed after a warm-up.
+struct Speed {
+  double prefill_s = 0, decode_s = 0;
+};
+
+Result<Speed> MeasureSpeed(engine::Engine& e, int prompt_tokens, int gen_tokens) {
+  const int n_vocab = e.model().hparams().n_vocab;
+  std::vector<int32_t> prompt(static_cast<size_t>(prompt_tokens));
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    prompt[i] = static_cast<int32_t>((i * 7919 + 11) % static_cast<size_t>(n_vocab));
+  }
+  // Warm-up: one short prompt and two steps touch every weight page once (the file is mmap'ed).
+  {
+    ASSIGN_OR_RETURN(int seq, e.CreateSequence());
+    const int32_t warm[] = {prompt[0], prompt[1 % prompt.size()]};
+    for (int32_t t : warm) RETURN_IF_ERROR(e.Feed(seq, std::span<const int32_t>(&t, 1)).status());
+    e.RemoveSequence(seq);
+  }
+  ASSIGN_OR_RETURN(int seq, e.CreateSequence());
+  Speed speed;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto logits = e.Feed(seq, prompt);
+  const auto t1 = std::chrono::steady_clock::now();
+  if (!logits.ok()) return logits.status();
+  speed.prefill_s = Seconds(t0, t1);
+  // Decode: greedy next token each step (the argmax costs n_vocab compares, negligible).
+  auto argmax = [](std::span<const float> l) {
+    size_t best = 0;
+    for (size_t i = 1; i < l.size(); ++i) {
+      if (l[i] > l[best]) best = i;
+    }
+    return static_cast<int32_t>(best);
+  };
+  int32_t next = argmax(*logits);
+  const auto t2 = std::chrono::steady_clock::now();
+  for (int i = 0; i < gen_tokens; ++i) {
+    ASSIGN_OR_RETURN(auto r, e.Feed(seq, std::span<const int32_t>(&next, 1)));
+    next = argmax(r);
+  }
+  speed.decode_s = Seconds(t2, std::chrono::steady_clock::now());
+  e.RemoveSequence(seq);
+  return speed;
+}
+
 int RunBench(std::span<const std::string> argv) {
   if (std::find(argv.begin(), argv.end(), "--concurrency") != argv.end()) {
     return RunBatchBench(argv);
@@ -71,51 +116,11 @@ int RunBench(std::span<const std::string> argv) {
   auto engine = engine::Engine::Load(config);
   if (!engine.ok()) return Fail(engine.status());
   engine::Engine& e = **engine;
-  const int n_vocab = e.model().hparams().n_vocab;
 
-  std::vector<int32_t> prompt(static_cast<size_t>(*prompt_tokens));
-  for (size_t i = 0; i < prompt.size(); ++i) {
-    prompt[i] = static_cast<int32_t>((i * 7919 + 11) % static_cast<size_t>(n_vocab));
-  }
-
-  // Warm-up: one short prompt and two steps touch every weight page once (the file is mmap'ed).
-  {
-    auto seq = e.CreateSequence();
-    if (!seq.ok()) return Fail(seq.status());
-    const int32_t warm[] = {prompt[0], prompt[1 % prompt.size()]};
-    for (int32_t t : warm) {
-      auto r = e.Feed(*seq, std::span<const int32_t>(&t, 1));
-      if (!r.ok()) return Fail(r.status());
-    }
-    e.RemoveSequence(*seq);
-  }
-
-  auto seq = e.CreateSequence();
-  if (!seq.ok()) return Fail(seq.status());
-  const auto t0 = std::chrono::steady_clock::now();
-  auto logits = e.Feed(*seq, prompt);
-  const auto t1 = std::chrono::steady_clock::now();
-  if (!logits.ok()) return Fail(logits.status());
-  const double prefill_s = Seconds(t0, t1);
-
-  // Decode: greedy next token each step (the argmax costs n_vocab compares, negligible).
-  auto argmax = [](std::span<const float> l) {
-    size_t best = 0;
-    for (size_t i = 1; i < l.size(); ++i) {
-      if (l[i] > l[best]) best = i;
-    }
-    return static_cast<int32_t>(best);
-  };
-  int32_t next = argmax(*logits);
-  const auto t2 = std::chrono::steady_clock::now();
-  for (long long i = 0; i < *gen_tokens; ++i) {
-    auto r = e.Feed(*seq, std::span<const int32_t>(&next, 1));
-    if (!r.ok()) return Fail(r.status());
-    next = argmax(*r);
-  }
-  const auto t3 = std::chrono::steady_clock::now();
-  const double decode_s = Seconds(t2, t3);
-  e.RemoveSequence(*seq);
+  auto speed = MeasureSpeed(e, static_cast<int>(*prompt_tokens), static_cast<int>(*gen_tokens));
+  if (!speed.ok()) return Fail(speed.status());
+  const double prefill_s = speed->prefill_s;
+  const double decode_s = speed->decode_s;
 
   engine::ComputePool bw_pool(static_cast<int>(*threads));
   auto bw = engine::MeasureReadBandwidth(bw_pool);
