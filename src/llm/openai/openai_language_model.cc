@@ -89,6 +89,72 @@ struct Metrics {
   }
 };
 
+// A request this client can send: messages (no raw prompt), a token budget and sane sampling.
+Status CheckRequest(const GenerateRequest& request) {
+  if (!request.prompt.empty()) {
+    return UnimplementedError(
+        "raw completion prompts are served by the engine backend only; send messages");
+  }
+  if (request.messages.empty()) {
+    return InvalidArgumentError("a generate request needs at least one message");
+  }
+  if (request.max_tokens < 1) return InvalidArgumentError("max_tokens must be >= 1");
+  if (!std::isfinite(request.temperature) || request.temperature < 0) {
+    return InvalidArgumentError("temperature must be >= 0");
+  }
+  if (!(request.top_p > 0 && request.top_p <= 1)) {
+    return InvalidArgumentError("top_p must be in (0, 1]");
+  }
+  return Status::Ok();
+}
+
+net::HttpClientConfig ClientConfig(const OpenAiLlmConfig& config) {
+  net::HttpClientConfig hc;
+  hc.connect_timeout_ms = config.connect_timeout_ms;
+  // The watchdog enforces first-token and idle limits; the client's own idle limit is a backstop.
+  hc.idle_timeout_ms = std::max(config.first_token_timeout_ms, config.idle_timeout_ms) + 1000;
+  hc.total_timeout_ms = 3600 * 1000;
+  hc.max_response_bytes = config.max_response_bytes;
+  hc.ca_file = config.ca_file;
+  return hc;
+}
+
+// A 429's Retry-After in whole seconds, capped at 5 s; 0 when absent or not a number.
+int RetryAfterMs(const std::string& header) {
+  char* end = nullptr;
+  const long s = std::strtol(header.c_str(), &end, 10);
+  if (header.empty() || end == nullptr || *end != '\0' || s <= 0) return 0;
+  return static_cast<int>(std::min<long>(s, 5) * 1000);
+}
+
+// The error for an HTTP status other than 200, with what to check; 429 and 5xx are retryable.
+Status HttpFailure(const OpenAiLlmConfig& config, const std::string& endpoint, int http_status,
+                   const std::string& error_body, bool* retryable) {
+  const std::string msg =
+      endpoint + " answered HTTP " + std::to_string(http_status) + ": " + ServerMessage(error_body);
+  *retryable = http_status == 429 || http_status >= 500;
+  if (http_status == 429) return ResourceExhaustedError(msg);
+  if (http_status >= 500) return UnavailableError(msg);
+  if (http_status == 401 || http_status == 403) {
+    return PermissionDeniedError(
+        msg + " (check the key in $" +
+        (config.api_key_env.empty() ? std::string("<api_key_env unset>") : config.api_key_env) +
+        ")");
+  }
+  if (http_status == 404) {
+    return NotFoundError(msg + " (check llm.openai.base_url and llm.openai.model)");
+  }
+  if (http_status == 400 || http_status == 422) return InvalidArgumentError(msg);
+  return UnavailableError(msg);
+}
+
+void SleepUnlessCancelled(int delay_ms, const CancelToken* cancel) {
+  const auto wake = Clock::now() + std::chrono::milliseconds(delay_ms);
+  while (Clock::now() < wake && !IsCancelled(cancel)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 }  // namespace
 
 Result<ChatCompletionChunk> ParseChatCompletionChunk(std::string_view data) {
@@ -259,20 +325,7 @@ int OpenAiLanguageModel::CountTokens(std::string_view text) const {
 Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& request,
                                                     const TextCallback& on_text) {
   const auto t0 = Clock::now();
-  if (!request.prompt.empty()) {
-    return UnimplementedError(
-        "raw completion prompts are served by the engine backend only; send messages");
-  }
-  if (request.messages.empty()) {
-    return InvalidArgumentError("a generate request needs at least one message");
-  }
-  if (request.max_tokens < 1) return InvalidArgumentError("max_tokens must be >= 1");
-  if (!std::isfinite(request.temperature) || request.temperature < 0) {
-    return InvalidArgumentError("temperature must be >= 0");
-  }
-  if (!(request.top_p > 0 && request.top_p <= 1)) {
-    return InvalidArgumentError("top_p must be in (0, 1]");
-  }
+  RETURN_IF_ERROR(CheckRequest(request));
   ASSIGN_OR_RETURN(engine::StopMatcher matcher, engine::StopMatcher::Create(request.stop));
   Metrics::Get().requests.Increment();
 
@@ -280,14 +333,7 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
       endpoint_, BuildChatCompletionBody(config_.model, request), "application/json");
   http.headers.push_back({"Accept", "text/event-stream"});
   if (!auth_header_.empty()) http.headers.push_back({"Authorization", auth_header_});
-  net::HttpClientConfig hc;
-  hc.connect_timeout_ms = config_.connect_timeout_ms;
-  // The watchdog enforces first-token and idle limits; the client's own idle limit is a backstop.
-  hc.idle_timeout_ms = std::max(config_.first_token_timeout_ms, config_.idle_timeout_ms) + 1000;
-  hc.total_timeout_ms = 3600 * 1000;
-  hc.max_response_bytes = config_.max_response_bytes;
-  hc.ca_file = config_.ca_file;
-  const net::HttpClient client(hc);
+  const net::HttpClient client(ClientConfig(config_));
 
   GenerateStats stats;
   bool any_delta = false;
@@ -361,14 +407,7 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
     net::HttpStreamCallbacks callbacks;
     callbacks.on_head = [&](const net::HttpResponseHead& head) -> Status {
       http_status = head.status;
-      if (head.status == 429) {
-        const std::string ra = head.Header("Retry-After");
-        char* end = nullptr;
-        const long s = std::strtol(ra.c_str(), &end, 10);
-        if (!ra.empty() && end != nullptr && *end == '\0' && s > 0) {
-          retry_after_ms = static_cast<int>(std::min<long>(s, 5) * 1000);
-        }
-      }
+      if (head.status == 429) retry_after_ms = RetryAfterMs(head.Header("Retry-After"));
       if (head.status == 200) {
         const std::string type = head.Header("Content-Type");
         if (type.find("text/event-stream") == std::string::npos) {
@@ -421,26 +460,7 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
                   (s.code() == StatusCode::kDeadlineExceeded && http_status == 0);
       failure = s.WithContext("chat completion from " + endpoint_);
     } else if (http_status != 200) {
-      const std::string msg = endpoint_ + " answered HTTP " + std::to_string(http_status) + ": " +
-                              ServerMessage(error_body);
-      if (http_status == 429) {
-        retryable = true;
-        failure = ResourceExhaustedError(msg);
-      } else if (http_status >= 500) {
-        retryable = true;
-        failure = UnavailableError(msg);
-      } else if (http_status == 401 || http_status == 403) {
-        failure = PermissionDeniedError(msg + " (check the key in $" +
-                                        (config_.api_key_env.empty() ? std::string("<api_key_env unset>")
-                                                                     : config_.api_key_env) +
-                                        ")");
-      } else if (http_status == 404) {
-        failure = NotFoundError(msg + " (check llm.openai.base_url and llm.openai.model)");
-      } else if (http_status == 400 || http_status == 422) {
-        failure = InvalidArgumentError(msg);
-      } else {
-        failure = UnavailableError(msg);
-      }
+      failure = HttpFailure(config_, endpoint_, http_status, error_body, &retryable);
     } else if (!done && finish_reason.empty()) {
       failure = DataLossError(endpoint_ +
                               " closed the stream before a finish_reason or data: [DONE]");
@@ -453,10 +473,7 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
         delay_ms = std::max(delay_ms, retry_after_ms);
         HLOG_WARN("llm: {} (attempt {} of {}); retrying in {} ms", failure.message(), attempt + 1,
                   config_.max_retries + 1, delay_ms);
-        const auto wake = Clock::now() + std::chrono::milliseconds(delay_ms);
-        while (Clock::now() < wake && !IsCancelled(request.cancel)) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
+        SleepUnlessCancelled(delay_ms, request.cancel);
         continue;
       }
       Metrics::Get().errors.Increment();
