@@ -316,6 +316,15 @@ class WordExpander {
   std::string Expand(Token& tok) {
     std::string_view core = tok.core;
     if (core.empty()) return "";
+    if (auto w = ExpandAmount(tok, core)) return *w;
+    if (auto w = ExpandTime(tok, core)) return *w;
+    if (auto w = ExpandCodeDateOrPhone(tok, core)) return *w;
+    if (auto w = ExpandNumberWithText(tok, core)) return *w;
+    return ExpandRest(tok, core);
+  }
+
+  // Prices, amounts and percentages; nullopt when `core` is none of them.
+  std::optional<std::string> ExpandAmount(Token& tok, std::string_view core) {
     // Prices and amounts.
     for (const auto& cur : kCurrencies) {
       std::string_view c = core;
@@ -356,6 +365,11 @@ class WordExpander {
       std::string w = DecimalWords(n);
       if (!w.empty()) return (negative ? "minus " : "") + w + " percent";
     }
+    return std::nullopt;
+  }
+
+  // Clock times; nullopt when `core` is none.
+  std::optional<std::string> ExpandTime(Token& tok, std::string_view core) {
     // Times: "9:30", "9:30am", "9:30 p.m.".
     if (core.find(':') != core.npos) {
       std::string_view clock = core;
@@ -389,6 +403,11 @@ class WordExpander {
         }
       }
     }
+    return std::nullopt;
+  }
+
+  // Order codes after '#', dates, fractions and phone numbers; nullopt when none.
+  std::optional<std::string> ExpandCodeDateOrPhone(Token& tok, std::string_view core) {
     // "#A12345" / "#12345".
     if (core[0] == '#' && core.size() > 1) {
       std::string_view rest = core.substr(1);
@@ -431,6 +450,11 @@ class WordExpander {
       tok.suffix = ",";
       return DigitWords(core);
     }
+    return std::nullopt;
+  }
+
+  // Ordinals, month names, numbers with units, letter-and-digit codes; nullopt when none.
+  std::optional<std::string> ExpandNumberWithText(Token& tok, std::string_view core) {
     // Ordinals: 1st, 22nd, 3rd, 5th.
     if (core.size() >= 3) {
       std::string l = Lower(core.substr(core.size() - 2));
@@ -480,6 +504,11 @@ class WordExpander {
         return SpellCode(core);
       }
     }
+    return std::nullopt;
+  }
+
+  // Plain numbers, abbreviations, symbols, addresses and ranges; else the word as written.
+  std::string ExpandRest(Token& tok, std::string_view core) {
     // Plain numbers.
     {
       std::string_view n = core;
