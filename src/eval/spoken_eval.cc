@@ -210,8 +210,9 @@ Result<asr::AsrResult> Recognize(asr::Recognizer& recognizer, const std::vector<
   return result;
 }
 
-// Longer than any cache entry lives: times to live are 32-bit counts of milliseconds (under 25
-// days).
+// Longer than any answer-cache entry lives: the L2 and L3 times to live are 32-bit counts of
+// milliseconds (under 25 days). (The PIN ledger's windows are in seconds and may be longer; an
+// evaluation's turns never give a PIN.)
 constexpr std::chrono::hours kPastEveryTimeToLive{24 * 30};
 
 // `said` spoken by `synth` (or read from `cache`), carried over the telephone line at `snr` and
