@@ -18,7 +18,7 @@
 
 #include "answer/kb/knowledge_base.h"
 #include "asr/lm_builder.h"
-#include "audio/resampler.h"
+#include "caller_speech.h"
 #include "common/build_paths.h"
 #include "pipeline/call_stack.h"
 #include "server/calls/audiosocket_server.h"
@@ -28,7 +28,6 @@
 #include "server/testing/audiosocket_caller.h"
 #include "server/testing/twilio_caller.h"
 #include "transport/audiosocket/packet.h"
-#include "tts/synthesizer.h"
 
 namespace hotline {
 namespace {
@@ -41,19 +40,6 @@ const std::string kKbCsv = std::string(HOTLINE_SOURCE_DIR) + "/assets/kb/bitext_
 
 std::string Scratch(const std::string& name) {
   return "/tmp/hotline_e2e_as_" + std::to_string(getpid()) + "_" + name;
-}
-
-// The caller's side: flite speaks `text` (another voice than the agent's), 8 kHz PCM.
-std::vector<int16_t> CallerSays(const std::string& text) {
-  tts::TtsConfig tc;
-  tc.flite.voice = "cmu_us_rms";
-  auto synth = tts::CreateSynthesizer(tc);
-  EXPECT_TRUE(synth.ok()) << synth.status();
-  auto speech = tts::SynthesizeToBuffer(**synth, text);
-  EXPECT_TRUE(speech.ok()) << speech.status();
-  auto narrow = audio::Resample(audio::AudioView(speech->samples, speech->sample_rate_hz), 8000);
-  EXPECT_TRUE(narrow.ok()) << narrow.status();
-  return narrow->samples;
 }
 
 int64_t MetricValue(const std::string& text, const std::string& name) {
@@ -150,7 +136,7 @@ TEST_F(AudioSocketCallTest, AnswersASpokenQuestionInRealTimeFramesAndHandlesTheC
   EXPECT_EQ(registry_->List()[0].id, "0b5a2f6e-8c1d-4e7a-9f00-1234567890ab");
   const size_t before = caller->ReceivedAudio().size();
   const size_t frames_before = caller->FrameTimes().size();
-  auto end = caller->SendAudio(CallerSays("how can i cancel my order"));
+  auto end = caller->SendAudio(e2e::CallerSaysPcm("how can i cancel my order"));
   auto first = caller->WaitForAudio(end, 15000);
   ASSERT_TRUE(first.has_value()) << "no reply";
   ASSERT_TRUE(caller->WaitForQuiet(800, 30000));
@@ -206,7 +192,7 @@ TEST_F(AudioSocketCallTest, AnswersASpokenQuestionInRealTimeFramesAndHandlesTheC
 TEST_F(AudioSocketCallTest, BargeInDropsTheQueuedReply) {
   StartServer();
   auto caller = Call("88888888-2222-3333-4444-555555555555");
-  auto end = caller->SendAudio(CallerSays("i want to subscribe to the newsletter"));
+  auto end = caller->SendAudio(e2e::CallerSaysPcm("i want to subscribe to the newsletter"));
   auto first = caller->WaitForAudio(end, 15000);
   ASSERT_TRUE(first.has_value());
   caller->SendSilence(300);
@@ -215,7 +201,7 @@ TEST_F(AudioSocketCallTest, BargeInDropsTheQueuedReply) {
   Counter& barge_ins = MetricsRegistry::Global().GetCounter("hotline_pipeline_barge_ins_total", "");
   const uint64_t barge_ins_before = barge_ins.value();
   const auto interrupt = AudioSocketCaller::Clock::now();
-  caller->SendAudio(CallerSays("i want to speak to someone about my refund please"));
+  caller->SendAudio(e2e::CallerSaysPcm("i want to speak to someone about my refund please"));
   const auto times = caller->FrameTimes();
   std::optional<AudioSocketCaller::Clock::time_point> stopped;
   for (size_t i = 1; i < times.size(); ++i) {
@@ -318,7 +304,7 @@ TEST_F(AudioSocketCallTest, MalformedStreamsGetAnErrorAndDoNotDisturbAParallelCa
     c.Abort();
   }
   // The good call still answers.
-  auto end = good->SendAudio(CallerSays("how can i cancel my order"));
+  auto end = good->SendAudio(e2e::CallerSaysPcm("how can i cancel my order"));
   ASSERT_TRUE(good->WaitForAudio(end, 15000).has_value());
   EXPECT_FALSE(good->closed());
   EXPECT_EQ(MetricValue(metrics_.ExposeText(), "hotline_audiosocket_protocol_errors_total"),
@@ -343,7 +329,7 @@ TEST_F(AudioSocketCallTest, OverCapacityCallerHearsBusyMessageThenHangup) {
 TEST_F(AudioSocketCallTest, KnowledgeBaseReloadAndCacheFlushDuringACall) {
   StartServer();
   auto caller = Call("77777777-2222-3333-4444-555555555555");
-  auto end = caller->SendAudio(CallerSays("how can i cancel my order"));
+  auto end = caller->SendAudio(e2e::CallerSaysPcm("how can i cancel my order"));
   ASSERT_TRUE(caller->WaitForAudio(end, 15000).has_value());
   ASSERT_TRUE(caller->WaitForQuiet(800, 30000));
 
@@ -358,7 +344,7 @@ TEST_F(AudioSocketCallTest, KnowledgeBaseReloadAndCacheFlushDuringACall) {
 
   // The call goes on and is answered again, from the knowledge base rather than a cache.
   const size_t before = caller->ReceivedAudio().size();
-  end = caller->SendAudio(CallerSays("how can i cancel my order"));
+  end = caller->SendAudio(e2e::CallerSaysPcm("how can i cancel my order"));
   ASSERT_TRUE(caller->WaitForAudio(end, 15000).has_value());
   ASSERT_TRUE(caller->WaitForQuiet(800, 30000));
   const std::string heard = Transcribe(caller->ReceivedAudio(), before);

@@ -13,14 +13,12 @@
 #include <memory>
 #include <mutex>
 #include <regex>
-#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "answer/understand/pii.h"
-#include "audio/g711.h"
-#include "audio/resampler.h"
+#include "caller_speech.h"
 #include "common/build_paths.h"
 #include "common/log.h"
 #include "pipeline/call_stack.h"
@@ -32,7 +30,6 @@
 #include "server/testing/audiosocket_caller.h"
 #include "server/testing/twilio_caller.h"
 #include "transport/twilio/request_signature.h"
-#include "tts/synthesizer.h"
 
 namespace hotline {
 namespace {
@@ -43,22 +40,6 @@ const std::string kKbCsv = std::string(HOTLINE_SOURCE_DIR) + "/assets/kb/bitext_
 
 std::string Scratch(const std::string& name) {
   return "/tmp/hotline_e2e_edge_" + std::to_string(getpid()) + "_" + name;
-}
-
-// The caller's side: flite speaks `text` (another voice than the agent's), 8 kHz μ-law.
-std::string CallerSays(const std::string& text) {
-  tts::TtsConfig tc;
-  tc.flite.voice = "cmu_us_rms";
-  auto synth = tts::CreateSynthesizer(tc);
-  EXPECT_TRUE(synth.ok()) << synth.status();
-  auto speech = tts::SynthesizeToBuffer(**synth, text);
-  EXPECT_TRUE(speech.ok()) << speech.status();
-  auto narrow = audio::Resample(audio::AudioView(speech->samples, speech->sample_rate_hz), 8000);
-  EXPECT_TRUE(narrow.ok()) << narrow.status();
-  std::string mulaw(narrow->samples.size(), '\0');
-  audio::EncodeMulaw(narrow->samples,
-                     std::span<uint8_t>(reinterpret_cast<uint8_t*>(mulaw.data()), mulaw.size()));
-  return mulaw;
 }
 
 struct TurnRecord {
@@ -350,11 +331,11 @@ TEST_F(CallEdgeTest, TheLogOfACallCarriesNoPersonalDataAndNoForgedLines) {
     ASSERT_TRUE(
         caller.WaitForAudio(TwilioCaller::Clock::now() - std::chrono::milliseconds(1), 15000)
             .has_value());
-    auto end = caller.SendAudio(
-        CallerSays("my card number is 4111 1111 1111 1111 and my phone number is 555 201 3344"));
+    auto end = caller.SendAudio(e2e::CallerSaysMulaw(
+        "my card number is 4111 1111 1111 1111 and my phone number is 555 201 3344"));
     (void)caller.WaitForAudio(end, 15000);
     EXPECT_TRUE(caller.WaitForQuiet(600, 20000));
-    end = caller.SendAudio(CallerSays("my pin is 4 8 2 1"));
+    end = caller.SendAudio(e2e::CallerSaysMulaw("my pin is 4 8 2 1"));
     (void)caller.WaitForAudio(end, 15000);
     EXPECT_TRUE(caller.WaitForQuiet(600, 20000));
     const auto sent = TwilioCaller::Clock::now();

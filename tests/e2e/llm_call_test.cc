@@ -5,6 +5,7 @@
 // HTTP from `hotline engine serve` of the same model (llm backend openai). The reply audio,
 // transcribed back, must be on the question's topic, and the tier counter must name the model.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -17,19 +18,15 @@
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "answer/kb/knowledge_base.h"
 #include "app/hotline_config.h"
 #include "asr/lm_builder.h"
-#include "audio/g711.h"
-#include "audio/resampler.h"
+#include "caller_speech.h"
 #include "common/build_paths.h"
 #include "pipeline/call_stack.h"
 #include "server/calls/twilio_endpoint.h"
 #include "server/http_server.h"
 #include "server/testing/twilio_caller.h"
-#include "tts/synthesizer.h"
 
 namespace hotline {
 namespace {
@@ -41,21 +38,6 @@ const std::string kKbCsv = std::string(HOTLINE_SOURCE_DIR) + "/assets/kb/bitext_
 
 std::string Scratch(const std::string& name) {
   return "/tmp/hotline_e2e_llm_" + std::to_string(getpid()) + "_" + name;
-}
-
-std::string CallerSays(const std::string& text) {
-  tts::TtsConfig tc;
-  tc.flite.voice = "cmu_us_rms";  // a different voice from the agent's
-  auto synth = tts::CreateSynthesizer(tc);
-  EXPECT_TRUE(synth.ok()) << synth.status();
-  auto speech = tts::SynthesizeToBuffer(**synth, text);
-  EXPECT_TRUE(speech.ok()) << speech.status();
-  auto narrow = audio::Resample(audio::AudioView(speech->samples, speech->sample_rate_hz), 8000);
-  EXPECT_TRUE(narrow.ok()) << narrow.status();
-  std::string mulaw(narrow->samples.size(), '\0');
-  audio::EncodeMulaw(narrow->samples,
-                     std::span<uint8_t>(reinterpret_cast<uint8_t*>(mulaw.data()), mulaw.size()));
-  return mulaw;
 }
 
 // `hotline engine serve` of the demo model on a free port, stopped with SIGTERM.
@@ -190,7 +172,7 @@ class LlmCallTest : public ::testing::Test {
         << "no greeting";
     EXPECT_TRUE(caller.WaitForQuiet(700, 20000));
     const size_t before = caller.ReceivedAudio().size();
-    auto end = caller.SendAudio(CallerSays(question));
+    auto end = caller.SendAudio(e2e::CallerSaysMulaw(question));
     auto first = caller.WaitForAudio(end, 15000);
     EXPECT_TRUE(first.has_value()) << "no reply";
     EXPECT_TRUE(caller.WaitForQuiet(800, 30000));

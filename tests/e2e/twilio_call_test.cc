@@ -2,32 +2,30 @@
 // 8 kHz μ-law) talks to `/twilio` on a loopback HttpServer backed by the real call stack —
 // pocketsphinx with a domain model built from the demo knowledge base, flite, the knowledge base
 // in SQLite and the answer caches.
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-#include <spdlog/spdlog.h>
-
 #include "answer/kb/knowledge_base.h"
 #include "asr/lm_builder.h"
 #include "asr/wer.h"
 #include "audio/g711.h"
-#include "audio/resampler.h"
+#include "caller_speech.h"
 #include "common/build_paths.h"
 #include "pipeline/call_stack.h"
 #include "server/calls/twilio_endpoint.h"
 #include "server/http_server.h"
 #include "server/testing/twilio_caller.h"
-#include "tts/synthesizer.h"
 
 namespace hotline {
 namespace {
@@ -39,22 +37,6 @@ const std::string kKbCsv = std::string(HOTLINE_SOURCE_DIR) + "/assets/kb/bitext_
 
 std::string Scratch(const std::string& name) {
   return "/tmp/hotline_e2e_" + std::to_string(getpid()) + "_" + name;
-}
-
-// The caller's side: flite speaks `text`, the line carries 8 kHz μ-law.
-std::string CallerSays(const std::string& text) {
-  tts::TtsConfig tc;
-  tc.flite.voice = "cmu_us_rms";  // a different voice from the agent's
-  auto synth = tts::CreateSynthesizer(tc);
-  EXPECT_TRUE(synth.ok()) << synth.status();
-  auto speech = tts::SynthesizeToBuffer(**synth, text);
-  EXPECT_TRUE(speech.ok()) << speech.status();
-  auto narrow = audio::Resample(audio::AudioView(speech->samples, speech->sample_rate_hz), 8000);
-  EXPECT_TRUE(narrow.ok()) << narrow.status();
-  std::string mulaw(narrow->samples.size(), '\0');
-  audio::EncodeMulaw(narrow->samples,
-                     std::span<uint8_t>(reinterpret_cast<uint8_t*>(mulaw.data()), mulaw.size()));
-  return mulaw;
 }
 
 class TwilioCallTest : public ::testing::Test {
@@ -148,7 +130,7 @@ TEST_F(TwilioCallTest, AnswersASpokenQuestionAndTheReplyAnswersIt) {
   StartServer();
   auto caller = Call("CA1");
   const size_t before = caller->ReceivedAudio().size();
-  auto end = caller->SendAudio(CallerSays("how can i cancel my order"));
+  auto end = caller->SendAudio(e2e::CallerSaysMulaw("how can i cancel my order"));
   auto first = caller->WaitForAudio(end, 15000);
   ASSERT_TRUE(first.has_value()) << "no reply";
   ASSERT_TRUE(caller->WaitForQuiet(800, 30000));
@@ -168,12 +150,13 @@ TEST_F(TwilioCallTest, AnswersASpokenQuestionAndTheReplyAnswersIt) {
 TEST_F(TwilioCallTest, BargeInClearsTheQueuedAudio) {
   StartServer();
   auto caller = Call("CA2");
-  auto end = caller->SendAudio(CallerSays("i want to subscribe to the newsletter"));
+  auto end = caller->SendAudio(e2e::CallerSaysMulaw("i want to subscribe to the newsletter"));
   auto first = caller->WaitForAudio(end, 15000);
   ASSERT_TRUE(first.has_value());
   // The caller talks over the answer.
   caller->SendSilence(300);
-  const std::string words = CallerSays("i want to speak to someone about my refund please");
+  const std::string words =
+      e2e::CallerSaysMulaw("i want to speak to someone about my refund please");
   Counter& barge_ins = MetricsRegistry::Global().GetCounter("hotline_pipeline_barge_ins_total", "");
   const uint64_t barge_ins_before = barge_ins.value();
   const auto interrupt = TwilioCaller::Clock::now();
@@ -255,7 +238,7 @@ TEST_F(TwilioCallTest, MalformedInputClosesOnlyThatCall) {
     c.Abort();
   }
   // The good call is unaffected and still answers.
-  auto end = good->SendAudio(CallerSays("how can i cancel my order"));
+  auto end = good->SendAudio(e2e::CallerSaysMulaw("how can i cancel my order"));
   ASSERT_TRUE(good->WaitForAudio(end, 15000).has_value());
   EXPECT_FALSE(good->closed());
   // Every bad stream the endpoint saw was counted (the oversized frame is refused by the server
