@@ -322,6 +322,161 @@ int OpenAiLanguageModel::CountTokens(std::string_view text) const {
   return static_cast<int>((text.size() + 3) / 4);
 }
 
+namespace {
+
+// The answer as it streams in, kept across attempts (an attempt is retried only before any text).
+struct AnswerStream {
+  AnswerStream(Clock::time_point start, engine::StopMatcher m, const TextCallback& cb)
+      : t0(start), matcher(std::move(m)), on_text(cb) {}
+
+  // Passes `text` to the callback, timing the first; false when the callback asked to stop.
+  bool Emit(std::string_view text) {
+    if (text.empty()) return true;
+    if (!any_delta) {
+      any_delta = true;
+      stats.first_token_ms = MsSince(t0);
+      Metrics::Get().first_token_s.Observe(stats.first_token_ms / 1000.0);
+    }
+    return !on_text || on_text(text);
+  }
+
+  Clock::time_point t0;
+  engine::StopMatcher matcher;
+  const TextCallback& on_text;
+  GenerateStats stats;
+  bool any_delta = false;  // some text reached the callback
+  int content_chunks = 0;  // chunks with content (the token count when the server sends none)
+};
+
+// What one POST of a chat completion came to.
+struct Attempt {
+  Status status;  // the transport's, or the event stream's
+  int http_status = 0;
+  int retry_after_ms = 0;   // a 429's Retry-After
+  std::string error_body;   // the first 4 KiB of a response other than 200
+  bool done = false;        // "data: [DONE]" arrived
+  bool local_stop = false;  // a stop string matched
+  bool callback_stop = false;
+  std::string finish_reason;
+  int watchdog = OpenAiLanguageModel::Watchdog::kNone;  // why the watchdog aborted it, if it did
+};
+
+// One event of the stream: usage counts, text for the stop matcher and the callback, the finish
+// reason. An error status ends the stream (a bad chunk, a stop string, the callback's stop).
+Status OnStreamEvent(const net::SseEvent& ev, int chunk_index, const OpenAiLlmConfig& config,
+                     OpenAiLanguageModel::Watchdog::Watch& watch, Attempt& a,
+                     AnswerStream& stream) {
+  // Only events count as progress: a server stuck behind keep-alive comments still times out.
+  if (stream.any_delta) watch.deadline_ns.store(NsAfter(config.idle_timeout_ms));
+  if (a.done) return Status::Ok();
+  if (ev.data == "[DONE]") {
+    a.done = true;
+    return Status::Ok();
+  }
+  auto chunk = ParseChatCompletionChunk(ev.data);
+  if (!chunk.ok()) {
+    return chunk.status().WithContext("chat completion stream chunk " +
+                                      std::to_string(chunk_index));
+  }
+  GenerateStats& stats = stream.stats;
+  if (chunk->prompt_tokens) stats.prompt_tokens = *chunk->prompt_tokens;
+  if (chunk->completion_tokens) stats.generated_tokens = *chunk->completion_tokens;
+  if (chunk->cached_tokens) stats.cached_prompt_tokens = *chunk->cached_tokens;
+  if (!chunk->content.empty()) {
+    ++stream.content_chunks;
+    engine::StopMatcher::Output o = stream.matcher.Push(chunk->content);
+    if (!stream.Emit(o.text)) {
+      a.callback_stop = true;
+      return CancelledError("stopped by the caller");
+    }
+    if (stream.any_delta) watch.deadline_ns.store(NsAfter(config.idle_timeout_ms));
+    if (o.stopped) {
+      a.local_stop = true;
+      return CancelledError("stop string");
+    }
+  }
+  if (!chunk->finish_reason.empty()) a.finish_reason = chunk->finish_reason;
+  return Status::Ok();
+}
+
+// POSTs `http` once, streaming the answer's text into `stream`, under the watchdog (the user's
+// cancel token, the first-token and idle time-outs).
+Attempt PostOnce(const OpenAiLlmConfig& config, const net::HttpClient& client,
+                 const net::HttpRequest& http, const CancelToken* cancel,
+                 OpenAiLanguageModel::Watchdog& watchdog, AnswerStream& stream) {
+  Attempt a;
+  OpenAiLanguageModel::Watchdog::Watch watch;
+  watch.user = cancel;
+  watch.deadline_ns.store(NsAfter(config.first_token_timeout_ms));
+  int chunk_index = 0;
+  net::SseParser parser(
+      [&](const net::SseEvent& ev) -> Status {
+        return OnStreamEvent(ev, ++chunk_index, config, watch, a, stream);
+      },
+      static_cast<size_t>(std::min<int64_t>(config.max_response_bytes, 1 << 20)));
+  net::HttpStreamCallbacks callbacks;
+  callbacks.on_head = [&](const net::HttpResponseHead& head) -> Status {
+    a.http_status = head.status;
+    if (head.status == 429) a.retry_after_ms = RetryAfterMs(head.Header("Retry-After"));
+    if (head.status == 200) {
+      const std::string type = head.Header("Content-Type");
+      if (type.find("text/event-stream") == std::string::npos) {
+        return DataLossError("expected a text/event-stream response, got Content-Type '" +
+                             Excerpt(type, 60) + "' (does the server support stream: true?)");
+      }
+    }
+    return Status::Ok();
+  };
+  callbacks.on_body = [&](std::string_view bytes) -> Status {
+    if (a.http_status != 200) {
+      if (a.error_body.size() < 4096) {
+        a.error_body.append(bytes.substr(0, 4096 - a.error_body.size()));
+      }
+      return Status::Ok();
+    }
+    return parser.Feed(bytes);
+  };
+  watchdog.Add(&watch);
+  a.status = client.Stream(http, callbacks, &watch.abort);
+  if (a.status.ok() && a.http_status == 200) a.status = parser.Finish();
+  watchdog.Remove(&watch);
+  a.watchdog = watch.reason.load();
+  return a;
+}
+
+// Why an attempt that neither stopped nor timed out failed (OK when it did not): the transport,
+// the server's status, or a stream that ended without a finish. `retryable`: worth another try.
+Status AttemptFailure(const Attempt& a, const OpenAiLlmConfig& config, const std::string& endpoint,
+                      bool* retryable) {
+  *retryable = false;
+  if (!a.status.ok()) {
+    // Connection refused or lost, or a connect timeout (no response head yet).
+    *retryable = a.status.code() == StatusCode::kUnavailable ||
+                 (a.status.code() == StatusCode::kDeadlineExceeded && a.http_status == 0);
+    return a.status.WithContext("chat completion from " + endpoint);
+  }
+  if (a.http_status != 200)
+    return HttpFailure(config, endpoint, a.http_status, a.error_body, retryable);
+  if (!a.done && a.finish_reason.empty()) {
+    return DataLossError(endpoint + " closed the stream before a finish_reason or data: [DONE]");
+  }
+  return Status::Ok();
+}
+
+// The watchdog's time-out: before the first text, or in the middle of the answer.
+Status StreamTimeout(const OpenAiLlmConfig& config, const std::string& endpoint, bool any_delta) {
+  if (any_delta) {
+    return DeadlineExceededError(endpoint + " sent nothing for llm.openai.idle_timeout_ms = " +
+                                 std::to_string(config.idle_timeout_ms) +
+                                 " ms in the middle of an answer");
+  }
+  return DeadlineExceededError(endpoint +
+                               " sent no text within llm.openai.first_token_timeout_ms = " +
+                               std::to_string(config.first_token_timeout_ms) + " ms");
+}
+
+}  // namespace
+
 Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& request,
                                                     const TextCallback& on_text) {
   const auto t0 = Clock::now();
@@ -335,9 +490,8 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
   if (!auth_header_.empty()) http.headers.push_back({"Authorization", auth_header_});
   const net::HttpClient client(ClientConfig(config_));
 
-  GenerateStats stats;
-  bool any_delta = false;
-  int content_chunks = 0;
+  AnswerStream stream(t0, std::move(matcher), on_text);
+  GenerateStats& stats = stream.stats;
   std::mt19937 rng(std::random_device{}());
   for (int attempt = 0;; ++attempt) {
     if (IsCancelled(request.cancel)) {
@@ -346,131 +500,31 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
     }
     HLOG_DEBUG("llm: POST {} (attempt {}, {} messages)", endpoint_, attempt + 1,
                request.messages.size());
-    Watchdog::Watch watch;
-    watch.user = request.cancel;
-    watch.deadline_ns.store(NsAfter(config_.first_token_timeout_ms));
-    int http_status = 0;
-    int retry_after_ms = 0;
-    std::string error_body;
-    bool done = false;
-    bool local_stop = false;
-    bool callback_stop = false;
-    std::string finish_reason;
-    int chunk_index = 0;
-
-    auto emit = [&](std::string_view text) -> bool {
-      if (text.empty()) return true;
-      if (!any_delta) {
-        any_delta = true;
-        stats.first_token_ms = MsSince(t0);
-        Metrics::Get().first_token_s.Observe(stats.first_token_ms / 1000.0);
-      }
-      if (on_text && !on_text(text)) {
-        callback_stop = true;
-        return false;
-      }
-      return true;
-    };
-    net::SseParser parser(
-        [&](const net::SseEvent& ev) -> Status {
-          ++chunk_index;
-          // Only events count as progress: a server stuck behind keep-alive comments still
-          // times out.
-          if (any_delta) watch.deadline_ns.store(NsAfter(config_.idle_timeout_ms));
-          if (done) return Status::Ok();
-          if (ev.data == "[DONE]") {
-            done = true;
-            return Status::Ok();
-          }
-          auto chunk = ParseChatCompletionChunk(ev.data);
-          if (!chunk.ok()) {
-            return chunk.status().WithContext("chat completion stream chunk " +
-                                              std::to_string(chunk_index));
-          }
-          if (chunk->prompt_tokens) stats.prompt_tokens = *chunk->prompt_tokens;
-          if (chunk->completion_tokens) stats.generated_tokens = *chunk->completion_tokens;
-          if (chunk->cached_tokens) stats.cached_prompt_tokens = *chunk->cached_tokens;
-          if (!chunk->content.empty()) {
-            ++content_chunks;
-            engine::StopMatcher::Output o = matcher.Push(chunk->content);
-            if (!emit(o.text)) return CancelledError("stopped by the caller");
-            if (any_delta) watch.deadline_ns.store(NsAfter(config_.idle_timeout_ms));
-            if (o.stopped) {
-              local_stop = true;
-              return CancelledError("stop string");
-            }
-          }
-          if (!chunk->finish_reason.empty()) finish_reason = chunk->finish_reason;
-          return Status::Ok();
-        },
-        static_cast<size_t>(std::min<int64_t>(config_.max_response_bytes, 1 << 20)));
-    net::HttpStreamCallbacks callbacks;
-    callbacks.on_head = [&](const net::HttpResponseHead& head) -> Status {
-      http_status = head.status;
-      if (head.status == 429) retry_after_ms = RetryAfterMs(head.Header("Retry-After"));
-      if (head.status == 200) {
-        const std::string type = head.Header("Content-Type");
-        if (type.find("text/event-stream") == std::string::npos) {
-          return DataLossError("expected a text/event-stream response, got Content-Type '" +
-                               Excerpt(type, 60) + "' (does the server support stream: true?)");
-        }
-      }
-      return Status::Ok();
-    };
-    callbacks.on_body = [&](std::string_view bytes) -> Status {
-      if (http_status != 200) {
-        if (error_body.size() < 4096) error_body.append(bytes.substr(0, 4096 - error_body.size()));
-        return Status::Ok();
-      }
-      return parser.Feed(bytes);
-    };
-    watchdog_->Add(&watch);
-    Status s = client.Stream(http, callbacks, &watch.abort);
-    if (s.ok() && http_status == 200) s = parser.Finish();
-    watchdog_->Remove(&watch);
-
-    if (local_stop) {
+    const Attempt a = PostOnce(config_, client, http, request.cancel, *watchdog_, stream);
+    if (a.local_stop) {
       stats.finish = FinishReason::kStop;
       break;
     }
-    if (callback_stop) {
+    if (a.callback_stop) {
       stats.finish = FinishReason::kCallback;
       break;
     }
-    const int reason = watch.reason.load();
-    if (reason == Watchdog::kUserCancel) {
+    if (a.watchdog == Watchdog::kUserCancel) {
       stats.finish = FinishReason::kCancelled;
       break;
     }
-    if (reason == Watchdog::kTimeout) {
+    if (a.watchdog == Watchdog::kTimeout) {
       Metrics::Get().errors.Increment();
-      if (any_delta) {
-        return DeadlineExceededError(endpoint_ + " sent nothing for llm.openai.idle_timeout_ms = " +
-                                     std::to_string(config_.idle_timeout_ms) +
-                                     " ms in the middle of an answer");
-      }
-      return DeadlineExceededError(endpoint_ + " sent no text within llm.openai.first_token_timeout_ms = " +
-                                   std::to_string(config_.first_token_timeout_ms) + " ms");
+      return StreamTimeout(config_, endpoint_, stream.any_delta);
     }
     bool retryable = false;
-    Status failure;
-    if (!s.ok()) {
-      // Connection refused or lost, or a connect timeout (no response head yet).
-      retryable = s.code() == StatusCode::kUnavailable ||
-                  (s.code() == StatusCode::kDeadlineExceeded && http_status == 0);
-      failure = s.WithContext("chat completion from " + endpoint_);
-    } else if (http_status != 200) {
-      failure = HttpFailure(config_, endpoint_, http_status, error_body, &retryable);
-    } else if (!done && finish_reason.empty()) {
-      failure = DataLossError(endpoint_ +
-                              " closed the stream before a finish_reason or data: [DONE]");
-    }
+    const Status failure = AttemptFailure(a, config_, endpoint_, &retryable);
     if (!failure.ok()) {
-      if (retryable && !any_delta && attempt < config_.max_retries) {
+      if (retryable && !stream.any_delta && attempt < config_.max_retries) {
         Metrics::Get().retries.Increment();
         const double jitter = std::uniform_real_distribution<double>(0.5, 1.5)(rng);
         int delay_ms = static_cast<int>(config_.retry_backoff_ms * std::ldexp(1.0, attempt) * jitter);
-        delay_ms = std::max(delay_ms, retry_after_ms);
+        delay_ms = std::max(delay_ms, a.retry_after_ms);
         HLOG_WARN("llm: {} (attempt {} of {}); retrying in {} ms", failure.message(), attempt + 1,
                   config_.max_retries + 1, delay_ms);
         SleepUnlessCancelled(delay_ms, request.cancel);
@@ -480,15 +534,14 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
       return failure;
     }
     // Complete: release what the stop matcher held back.
-    const std::string rest = matcher.Flush();
-    if (!emit(rest)) {
+    if (!stream.Emit(stream.matcher.Flush())) {
       stats.finish = FinishReason::kCallback;
       break;
     }
-    stats.finish = finish_reason == "length" ? FinishReason::kLength : FinishReason::kStop;
+    stats.finish = a.finish_reason == "length" ? FinishReason::kLength : FinishReason::kStop;
     break;
   }
-  if (stats.generated_tokens == 0) stats.generated_tokens = content_chunks;
+  if (stats.generated_tokens == 0) stats.generated_tokens = stream.content_chunks;
   stats.total_ms = MsSince(t0);
   return stats;
 }
