@@ -107,39 +107,26 @@ struct Tally {
   }
 };
 
-std::vector<CurvePoint> Rescale(std::vector<CurvePoint> c, size_t answered_base, size_t total) {
+std::vector<CurvePoint> Rescale(std::vector<CurvePoint> c, size_t total) {
   // Curves come from outcomes over answerable questions only; express coverage over all tests.
   for (CurvePoint& p : c) {
     p.coverage = total ? static_cast<double>(p.accepted) / static_cast<double>(total) : 0;
   }
-  (void)answered_base;
   return c;
 }
 
-}  // namespace
-
-Result<CacheEvalReport> RunCacheEval(const std::vector<LabelledText>& train,
-                                     const std::vector<LabelledText>& test,
-                                     const std::vector<std::string>& negatives,
-                                     const CacheEvalOptions& options) {
-  RETURN_IF_ERROR(options.intent.Validate().WithContext("intent"));
-  RETURN_IF_ERROR(options.semantic.Validate().WithContext("semantic"));
-  if (test.empty()) return InvalidArgumentError("the test set is empty");
-  CacheEvalReport rep;
-  rep.train_examples = train.size();
-  rep.test_examples = test.size();
-  rep.negatives = negatives.size();
-  rep.intent_target_precision = options.intent.target_precision;
-
+// Trains every method on `train`: the intent classifier, the semantic cache and the exact-result
+// map (both on redacted normalized questions, as the serving path stores them), and SimHash;
+// records their calibration in `rep`.
+Status BuildTiers(const std::vector<LabelledText>& train, const CacheEvalOptions& options,
+                  Tiers& tiers, CacheEvalReport& rep) {
   auto t0 = Clock::now();
-  Tiers tiers;
   std::vector<IntentExample> examples;
   examples.reserve(train.size());
   for (const LabelledText& t : train) examples.push_back({t.text, t.label});
   ASSIGN_OR_RETURN(tiers.classifier, IntentClassifier::Train(examples, options.intent));
   rep.intents = tiers.classifier->intents().size();
 
-  // L2 and L3 store redacted normalized questions, as the serving path does.
   std::vector<std::string> questions, labels;
   questions.reserve(train.size());
   for (const LabelledText& t : train) {
@@ -171,107 +158,149 @@ Result<CacheEvalReport> RunCacheEval(const std::vector<LabelledText>& train,
   rep.training_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   rep.intent_calibration = tiers.classifier->calibration();
   rep.intent_calibration.outcomes.clear();
+  return Status::Ok();
+}
 
+// The chained path, timed as a whole: L1, then L2 on a miss, then L3. `a1`..`a3`: each tier's
+// own answer (empty when an earlier tier answered).
+Answer Serve(Tiers& tiers, const std::string& text, IntentPrediction* pred, Answer* a1, Answer* a2,
+             Answer* a3) {
+  auto c0 = Clock::now();
+  Answer out;
+  *a1 = L1(tiers, text, pred);
+  out.intent = a1->intent;
+  if (out.intent.empty()) {
+    *a2 = L2(tiers, text);
+    out.intent = a2->intent;
+  } else {
+    *a2 = Answer{};
+  }
+  if (out.intent.empty()) {
+    *a3 = L3(tiers, text);
+    out.intent = a3->intent;
+  } else {
+    *a3 = Answer{};
+  }
+  out.us = Micros(c0, Clock::now());
+  return out;
+}
+
+// Every method's answers to the test questions and the negatives, and per test question what
+// the curves need.
+struct Measured {
   Tally hot, l1, l2, l3, sh;
-  hot.r.name = "hotline";
-  l1.r.name = "l1_intent";
-  l2.r.name = "l2_semantic";
-  l3.r.name = "l3_exact";
-  sh.r.name = "simhash";
-  // Per test question, what the curves need.
   std::vector<ScoredOutcome> l1_out, sh_out;
-  std::vector<std::string> l2_answer(test.size());
-  auto serve = [&](const std::string& text, IntentPrediction* pred, Answer* a1, Answer* a2,
-                   Answer* a3) {
-    // The chained path, timed as a whole: L1, then L2 on a miss, then L3.
-    auto c0 = Clock::now();
-    Answer out;
-    *a1 = L1(tiers, text, pred);
-    out.intent = a1->intent;
-    if (out.intent.empty()) {
-      *a2 = L2(tiers, text);
-      out.intent = a2->intent;
-    } else {
-      *a2 = Answer{};
-    }
-    if (out.intent.empty()) {
-      *a3 = L3(tiers, text);
-      out.intent = a3->intent;
-    } else {
-      *a3 = Answer{};
-    }
-    out.us = Micros(c0, Clock::now());
-    return out;
-  };
+  std::vector<std::string> l2_answer;  // L2's answer on its own, per test question
+};
+
+Measured Measure(Tiers& tiers, const std::vector<LabelledText>& test,
+                 const std::vector<std::string>& negatives) {
+  Measured m;
+  m.hot.r.name = "hotline";
+  m.l1.r.name = "l1_intent";
+  m.l2.r.name = "l2_semantic";
+  m.l3.r.name = "l3_exact";
+  m.sh.r.name = "simhash";
+  m.l2_answer.resize(test.size());
   for (size_t i = 0; i < test.size(); ++i) {
     const LabelledText& t = test[i];
     IntentPrediction pred;
     Answer a1, a2, a3;
-    hot.Add(serve(t.text, &pred, &a1, &a2, &a3), t.label);
-    l1.Add(a1, t.label);
-    l1_out.push_back({pred.score, pred.intent == t.label});
+    m.hot.Add(Serve(tiers, t.text, &pred, &a1, &a2, &a3), t.label);
+    m.l1.Add(a1, t.label);
+    m.l1_out.push_back({pred.score, pred.intent == t.label});
     Answer b2 = L2(tiers, t.text);
-    l2.Add(b2, t.label);
-    l2_answer[i] = b2.intent;
-    l3.Add(L3(tiers, t.text), t.label);
+    m.l2.Add(b2, t.label);
+    m.l2_answer[i] = b2.intent;
+    m.l3.Add(L3(tiers, t.text), t.label);
     int d = 65;
-    sh.Add(SimHash(tiers, t.text, &d), t.label);
+    m.sh.Add(SimHash(tiers, t.text, &d), t.label);
     // Nearest fingerprint's label decides correctness at any distance.
-    SimHashIndex::Match m = tiers.simhash.Nearest(SimHash64(NormalizeText(t.text)), 64);
-    sh_out.push_back({-static_cast<double>(m.distance),
-                      m.distance <= 64 && tiers.simhash_labels[m.id] == t.label});
+    SimHashIndex::Match nearest = tiers.simhash.Nearest(SimHash64(NormalizeText(t.text)), 64);
+    m.sh_out.push_back({-static_cast<double>(nearest.distance),
+                        nearest.distance <= 64 && tiers.simhash_labels[nearest.id] == t.label});
   }
   for (const std::string& n : negatives) {
     IntentPrediction pred;
     Answer a1, a2, a3;
-    hot.AddNegative(serve(n, &pred, &a1, &a2, &a3));
-    l1.AddNegative(a1);
-    l2.AddNegative(L2(tiers, n));
-    l3.AddNegative(L3(tiers, n));
-    sh.AddNegative(SimHash(tiers, n, nullptr));
+    m.hot.AddNegative(Serve(tiers, n, &pred, &a1, &a2, &a3));
+    m.l1.AddNegative(a1);
+    m.l2.AddNegative(L2(tiers, n));
+    m.l3.AddNegative(L3(tiers, n));
+    m.sh.AddNegative(SimHash(tiers, n, nullptr));
   }
-  const size_t tn = test.size(), nn = negatives.size();
-  MethodReport r_l1 = l1.Finish(tn, nn);
-  r_l1.curve = Rescale(PrecisionCoverageCurve(l1_out, static_cast<size_t>(options.curve_points)),
-                       tn, tn);
-  MethodReport r_sh = sh.Finish(tn, nn);
-  r_sh.curve = Rescale(PrecisionCoverageCurve(sh_out, static_cast<size_t>(options.curve_points)),
-                       tn, tn);
-  // L2 curve: the best unblocked neighbour's similarity, whatever the threshold.
-  std::vector<ScoredOutcome> l2_out;
-  {
-    const double saved = tiers.semantic->threshold();
-    tiers.semantic->set_threshold(1e-6);
-    for (const LabelledText& t : test) {
-      SemanticCache::Match m = tiers.semantic->FindMatch(RedactPii(NormalizeText(t.text)));
-      if (m.hit) l2_out.push_back({m.similarity, tiers.semantic->TagOf(m.id) == t.label});
-    }
-    tiers.semantic->set_threshold(saved);
+  return m;
+}
+
+// L2's curve: the best unblocked neighbour's similarity, whatever the threshold.
+std::vector<ScoredOutcome> SemanticOutcomes(Tiers& tiers, const std::vector<LabelledText>& test) {
+  std::vector<ScoredOutcome> out;
+  const double saved = tiers.semantic->threshold();
+  tiers.semantic->set_threshold(1e-6);
+  for (const LabelledText& t : test) {
+    SemanticCache::Match m = tiers.semantic->FindMatch(RedactPii(NormalizeText(t.text)));
+    if (m.hit) out.push_back({m.similarity, tiers.semantic->TagOf(m.id) == t.label});
   }
-  MethodReport r_l2 = l2.Finish(tn, nn);
-  r_l2.curve = Rescale(PrecisionCoverageCurve(l2_out, static_cast<size_t>(options.curve_points)),
-                       tn, tn);
-  // Combined curve: sweep the L1 threshold over its curve points, L2 fixed at its calibration.
-  MethodReport r_hot = hot.Finish(tn, nn);
-  for (const CurvePoint& p : r_l1.curve) {
+  tiers.semantic->set_threshold(saved);
+  return out;
+}
+
+// The chained path's curve: the L1 threshold swept over L1's curve points, L2 fixed at its
+// calibration.
+std::vector<CurvePoint> CombinedCurve(const std::vector<CurvePoint>& l1_curve, const Measured& m,
+                                      const std::vector<LabelledText>& test) {
+  std::vector<CurvePoint> curve;
+  const size_t tn = test.size();
+  for (const CurvePoint& p : l1_curve) {
     CurvePoint c;
     c.threshold = p.threshold;
     size_t answered = 0, correct = 0;
     for (size_t i = 0; i < tn; ++i) {
-      if (l1_out[i].score >= p.threshold) {
+      if (m.l1_out[i].score >= p.threshold) {
         ++answered;
-        correct += l1_out[i].correct ? 1 : 0;
-      } else if (!l2_answer[i].empty()) {
+        correct += m.l1_out[i].correct ? 1 : 0;
+      } else if (!m.l2_answer[i].empty()) {
         ++answered;
-        correct += l2_answer[i] == test[i].label ? 1 : 0;
+        correct += m.l2_answer[i] == test[i].label ? 1 : 0;
       }
     }
     c.accepted = answered;
     c.coverage = static_cast<double>(answered) / static_cast<double>(tn);
     c.precision = answered ? static_cast<double>(correct) / static_cast<double>(answered) : 1;
-    r_hot.curve.push_back(c);
+    curve.push_back(c);
   }
-  MethodReport r_l3 = l3.Finish(tn, nn);
+  return curve;
+}
+
+}  // namespace
+
+Result<CacheEvalReport> RunCacheEval(const std::vector<LabelledText>& train,
+                                     const std::vector<LabelledText>& test,
+                                     const std::vector<std::string>& negatives,
+                                     const CacheEvalOptions& options) {
+  RETURN_IF_ERROR(options.intent.Validate().WithContext("intent"));
+  RETURN_IF_ERROR(options.semantic.Validate().WithContext("semantic"));
+  if (test.empty()) return InvalidArgumentError("the test set is empty");
+  CacheEvalReport rep;
+  rep.train_examples = train.size();
+  rep.test_examples = test.size();
+  rep.negatives = negatives.size();
+  rep.intent_target_precision = options.intent.target_precision;
+  Tiers tiers;
+  RETURN_IF_ERROR(BuildTiers(train, options, tiers, rep));
+
+  Measured m = Measure(tiers, test, negatives);
+  const size_t tn = test.size(), nn = negatives.size();
+  const auto points = static_cast<size_t>(options.curve_points);
+  MethodReport r_l1 = m.l1.Finish(tn, nn);
+  r_l1.curve = Rescale(PrecisionCoverageCurve(m.l1_out, points), tn);
+  MethodReport r_sh = m.sh.Finish(tn, nn);
+  r_sh.curve = Rescale(PrecisionCoverageCurve(m.sh_out, points), tn);
+  MethodReport r_l2 = m.l2.Finish(tn, nn);
+  r_l2.curve = Rescale(PrecisionCoverageCurve(SemanticOutcomes(tiers, test), points), tn);
+  MethodReport r_hot = m.hot.Finish(tn, nn);
+  r_hot.curve = CombinedCurve(r_l1.curve, m, test);
+  MethodReport r_l3 = m.l3.Finish(tn, nn);
   rep.methods = {r_hot, r_l1, r_l2, r_l3, r_sh};
   return rep;
 }
