@@ -95,6 +95,131 @@ Question AnswerStack::Understand(std::string_view turn) const {
   return QuestionFromUnderstanding(answer::Understand(turn, classifier_.get()), CurrentYearMonth());
 }
 
+Result<std::vector<Article>> AnswerStack::OpenKnowledgeBase(const AnswererConfig& config,
+                                                            const AnswerStackOptions& options) {
+  const std::string kb_path = options.kb_path.empty() ? config.kb.path : options.kb_path;
+  auto kb = KnowledgeBase::Open(kb_path, /*create=*/true);
+  if (!kb.ok()) return kb.status().WithContext("knowledge base " + kb_path);
+  kb_ = std::move(*kb);
+  kb_->SetCompany(config.company);
+  if (!options.kb_csv.empty()) {
+    auto imported = kb_->ImportFile(options.kb_csv);
+    if (!imported.ok()) return imported.status().WithContext("knowledge base import");
+  }
+  return kb_->All();
+}
+
+Status AnswerStack::OpenAccounts(const AnswererConfig& config, const StoreConfig& store_config,
+                                 const AnswerStackOptions& options) {
+  const bool demo_accounts = options.accounts_path.empty();
+  auto accounts = AccountsDb::Open(demo_accounts ? ":memory:" : options.accounts_path,
+                                   /*create=*/demo_accounts);
+  if (!accounts.ok()) return accounts.status().WithContext("accounts database");
+  accounts_ = std::move(*accounts);
+  if (demo_accounts) RETURN_IF_ERROR(accounts_->SeedDemo().WithContext("demo accounts"));
+  ASSIGN_OR_RETURN(ToolRegistry tools, CreateDemoTools(*accounts_, config.language));
+  tools_ = std::make_unique<ToolRegistry>(std::move(tools));
+  attempt_counters_.push_back(AccountsAttemptCounters(*accounts_));
+  if (store_config.backend == "redis") attempt_counters_.push_back(StoreAttemptCounters(*store_));
+  std::vector<AttemptCounters*> counters;
+  for (const auto& c : attempt_counters_) counters.push_back(c.get());
+  ledger_ = std::make_unique<VerificationLedger>(config.verification, std::move(counters),
+                                                 options.metrics);
+  identifier_ = std::make_unique<CallerIdentifier>(*accounts_, config.caller, ledger_.get());
+  return Status::Ok();
+}
+
+void AnswerStack::TrainClassifier(const AnswererConfig& config,
+                                  const std::vector<Article>& articles) {
+  std::vector<IntentExample> examples;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const Article& a : articles) {
+    if (a.intent.empty()) continue;
+    for (std::string& text : SplitQuestions(a.questions)) {
+      if (NormalizeText(text).empty()) continue;
+      if (seen.emplace(NormalizeText(text), a.intent).second) {
+        examples.push_back(IntentExample{std::move(text), a.intent});
+      }
+    }
+  }
+  report_.training_examples = examples.size();
+  const auto start = std::chrono::steady_clock::now();
+  auto classifier = IntentClassifier::Train(examples, config.intent);
+  if (!classifier.ok()) {
+    // A knowledge base without example questions runs without L1 rather than not at all.
+    HLOG_WARN("intent classifier not trained ({}); answering without the intent tier",
+              classifier.status().message());
+    return;
+  }
+  classifier_ = std::move(*classifier);
+  report_.classifier_ms = MsSince(start);
+  report_.intents = classifier_->intents().size();
+  report_.classifier_threshold = classifier_->threshold();
+  report_.cv_precision = classifier_->calibration().cv_precision;
+  report_.cv_coverage = classifier_->calibration().cv_coverage;
+}
+
+Status AnswerStack::BuildIntentTier(const AnswererConfig& config,
+                                    const std::vector<Article>& articles) {
+  std::map<std::string, std::string> tool_for_intent;
+  for (const auto& pair : config.tool_intents) {
+    const size_t eq = pair.find('=');
+    tool_for_intent[pair.substr(0, eq)] = pair.substr(eq + 1);
+  }
+  intent_cache_ = std::make_unique<IntentCache>(config.intent_cache);
+  std::map<std::string, IntentTemplate> templates;
+  for (const auto& pair : config.intent_templates) {
+    const size_t eq = pair.find('=');
+    IntentTemplate t;
+    t.intent = pair.substr(0, eq);
+    auto text = FillCompanyPlaceholders(pair.substr(eq + 1), config.company);
+    if (!text.ok())
+      return text.status().WithContext("answer.intent_templates entry '" + pair + "'");
+    t.text = std::move(*text);
+    if (auto it = tool_for_intent.find(t.intent); it != tool_for_intent.end()) t.tool = it->second;
+    templates[t.intent] = std::move(t);
+  }
+  for (const Article& a : articles) {
+    // Tool intents are about the caller's own data: an article's general text never answers
+    // them from L1 (the tool does, or the configured template).
+    if (a.intent.empty() || templates.count(a.intent) || tool_for_intent.count(a.intent)) continue;
+    IntentTemplate t;
+    t.intent = a.intent;
+    t.text = Literal(a.body);
+    if (!a.answer_template.empty()) {
+      auto slots = TemplateSlots(a.answer_template);
+      bool fillable = slots.ok() && !slots->empty();
+      if (slots.ok()) {
+        for (const auto& slot : *slots) fillable = fillable && IsEntitySlot(slot);
+      }
+      if (fillable) t.text = a.answer_template;
+    }
+    templates[a.intent] = std::move(t);
+  }
+  for (auto& [intent, t] : templates) {
+    RETURN_IF_ERROR(intent_cache_->AddTemplate(std::move(t)).WithContext("L1 template"));
+  }
+  report_.l1_templates = intent_cache_->size();
+  l1_ = std::make_unique<IntentTier>(*intent_cache_, tools_.get());
+  return Status::Ok();
+}
+
+void AnswerStack::BuildSemanticTier(const AnswererConfig& config,
+                                    const std::vector<Article>& articles) {
+  std::shared_ptr<const FeatureSpace> space;
+  if (classifier_) {
+    space = classifier_->shared_feature_space();
+  } else {
+    std::vector<std::string> docs;
+    for (const Article& a : articles) docs.push_back(NormalizeText(a.title + " " + a.questions));
+    space = FeatureSpace::Build(docs, config.intent.features);
+  }
+  l2_store_ = std::make_shared<StoreBackedAnswerStore>(store_.get(),
+                                                       std::chrono::milliseconds(config.l3.ttl_ms));
+  semantic_ = std::make_unique<SemanticCache>(config.semantic_cache, space, l2_store_);
+  l2_ = std::make_unique<SemanticTier>(*semantic_);
+}
+
 Result<std::unique_ptr<AnswerStack>> AnswerStack::Build(const AnswererConfig& config,
                                                         const StoreConfig& store_config,
                                                         const AnswerStackOptions& options) {
@@ -103,128 +228,12 @@ Result<std::unique_ptr<AnswerStack>> AnswerStack::Build(const AnswererConfig& co
   s->clock_ = options.clock ? options.clock : &SystemClock::Get();
 
   ASSIGN_OR_RETURN(s->store_, Store::Create(store_config, s->clock_));
-  const std::string kb_path = options.kb_path.empty() ? config.kb.path : options.kb_path;
-  auto kb = KnowledgeBase::Open(kb_path, /*create=*/true);
-  if (!kb.ok()) return kb.status().WithContext("knowledge base " + kb_path);
-  s->kb_ = std::move(*kb);
-  s->kb_->SetCompany(config.company);
-  if (!options.kb_csv.empty()) {
-    auto imported = s->kb_->ImportFile(options.kb_csv);
-    if (!imported.ok()) return imported.status().WithContext("knowledge base import");
-  }
-  ASSIGN_OR_RETURN(std::vector<Article> articles, s->kb_->All());
+  ASSIGN_OR_RETURN(std::vector<Article> articles, s->OpenKnowledgeBase(config, options));
   s->report_.articles = articles.size();
-
-  const bool demo_accounts = options.accounts_path.empty();
-  auto accounts = AccountsDb::Open(demo_accounts ? ":memory:" : options.accounts_path,
-                                   /*create=*/demo_accounts);
-  if (!accounts.ok()) return accounts.status().WithContext("accounts database");
-  s->accounts_ = std::move(*accounts);
-  if (demo_accounts) RETURN_IF_ERROR(s->accounts_->SeedDemo().WithContext("demo accounts"));
-  ASSIGN_OR_RETURN(ToolRegistry tools, CreateDemoTools(*s->accounts_, config.language));
-  s->tools_ = std::make_unique<ToolRegistry>(std::move(tools));
-  s->attempt_counters_.push_back(AccountsAttemptCounters(*s->accounts_));
-  if (store_config.backend == "redis") {
-    s->attempt_counters_.push_back(StoreAttemptCounters(*s->store_));
-  }
-  std::vector<AttemptCounters*> counters;
-  for (const auto& c : s->attempt_counters_) counters.push_back(c.get());
-  s->ledger_ = std::make_unique<VerificationLedger>(config.verification, std::move(counters),
-                                                    options.metrics);
-  s->identifier_ =
-      std::make_unique<CallerIdentifier>(*s->accounts_, config.caller, s->ledger_.get());
-
-  std::map<std::string, std::string> tool_for_intent;
-  for (const auto& pair : config.tool_intents) {
-    const size_t eq = pair.find('=');
-    tool_for_intent[pair.substr(0, eq)] = pair.substr(eq + 1);
-  }
-
-  // Intent classifier on the knowledge base's example questions.
-  std::vector<std::string> normalized_questions;
-  if (config.use_intent_cache) {
-    std::vector<IntentExample> examples;
-    std::set<std::pair<std::string, std::string>> seen;
-    for (const Article& a : articles) {
-      if (a.intent.empty()) continue;
-      for (std::string& text : SplitQuestions(a.questions)) {
-        if (NormalizeText(text).empty()) continue;
-        if (seen.emplace(NormalizeText(text), a.intent).second) {
-          examples.push_back(IntentExample{std::move(text), a.intent});
-        }
-      }
-    }
-    s->report_.training_examples = examples.size();
-    const auto start = std::chrono::steady_clock::now();
-    auto classifier = IntentClassifier::Train(examples, config.intent);
-    if (!classifier.ok()) {
-      // A knowledge base without example questions runs without L1 rather than not at all.
-      HLOG_WARN("intent classifier not trained ({}); answering without the intent tier",
-                classifier.status().message());
-    } else {
-      s->classifier_ = std::move(*classifier);
-      s->report_.classifier_ms = MsSince(start);
-      s->report_.intents = s->classifier_->intents().size();
-      s->report_.classifier_threshold = s->classifier_->threshold();
-      s->report_.cv_precision = s->classifier_->calibration().cv_precision;
-      s->report_.cv_coverage = s->classifier_->calibration().cv_coverage;
-    }
-  }
-
-  // L1 templates: configured ones first, then each intent's first article.
-  if (s->classifier_) {
-    s->intent_cache_ = std::make_unique<IntentCache>(config.intent_cache);
-    std::map<std::string, IntentTemplate> templates;
-    for (const auto& pair : config.intent_templates) {
-      const size_t eq = pair.find('=');
-      IntentTemplate t;
-      t.intent = pair.substr(0, eq);
-      auto text = FillCompanyPlaceholders(pair.substr(eq + 1), config.company);
-      if (!text.ok())
-        return text.status().WithContext("answer.intent_templates entry '" + pair + "'");
-      t.text = std::move(*text);
-      if (auto it = tool_for_intent.find(t.intent); it != tool_for_intent.end()) t.tool = it->second;
-      templates[t.intent] = std::move(t);
-    }
-    for (const Article& a : articles) {
-      // Tool intents are about the caller's own data: an article's general text never answers
-      // them from L1 (the tool does, or the configured template).
-      if (a.intent.empty() || templates.count(a.intent) || tool_for_intent.count(a.intent)) continue;
-      IntentTemplate t;
-      t.intent = a.intent;
-      t.text = Literal(a.body);
-      if (!a.answer_template.empty()) {
-        auto slots = TemplateSlots(a.answer_template);
-        bool fillable = slots.ok() && !slots->empty();
-        if (slots.ok()) {
-          for (const auto& slot : *slots) fillable = fillable && IsEntitySlot(slot);
-        }
-        if (fillable) t.text = a.answer_template;
-      }
-      templates[a.intent] = std::move(t);
-    }
-    for (auto& [intent, t] : templates) {
-      RETURN_IF_ERROR(s->intent_cache_->AddTemplate(std::move(t)).WithContext("L1 template"));
-    }
-    s->report_.l1_templates = s->intent_cache_->size();
-    s->l1_ = std::make_unique<IntentTier>(*s->intent_cache_, s->tools_.get());
-  }
-
-  // L2 over the classifier's feature space (or one built from the article questions).
-  if (config.use_semantic_cache) {
-    std::shared_ptr<const FeatureSpace> space;
-    if (s->classifier_) {
-      space = s->classifier_->shared_feature_space();
-    } else {
-      std::vector<std::string> docs;
-      for (const Article& a : articles) docs.push_back(NormalizeText(a.title + " " + a.questions));
-      space = FeatureSpace::Build(docs, config.intent.features);
-    }
-    s->l2_store_ = std::make_shared<StoreBackedAnswerStore>(
-        s->store_.get(), std::chrono::milliseconds(config.l3.ttl_ms));
-    s->semantic_ = std::make_unique<SemanticCache>(config.semantic_cache, space, s->l2_store_);
-    s->l2_ = std::make_unique<SemanticTier>(*s->semantic_);
-  }
+  RETURN_IF_ERROR(s->OpenAccounts(config, store_config, options));
+  if (config.use_intent_cache) s->TrainClassifier(config, articles);
+  if (s->classifier_) RETURN_IF_ERROR(s->BuildIntentTier(config, articles));
+  if (config.use_semantic_cache) s->BuildSemanticTier(config, articles);
   if (config.use_result_cache) s->l3_ = std::make_unique<ResultCache>(*s->store_, config.l3);
 
   AnswererParts parts;

@@ -90,6 +90,21 @@ class AnswerStack {
  private:
   AnswerStack() = default;
 
+  // Build's steps, in order.
+  // The knowledge base (opened, the CSV imported); returns its articles.
+  Result<std::vector<Article>> OpenKnowledgeBase(const AnswererConfig& config,
+                                                 const AnswerStackOptions& options);
+  // The accounts database (demo accounts in memory without a path), the tools over it, and the
+  // PIN verification ledger with its attempt counters.
+  Status OpenAccounts(const AnswererConfig& config, const StoreConfig& store_config,
+                      const AnswerStackOptions& options);
+  // The intent classifier on the articles' example questions (none when they have none).
+  void TrainClassifier(const AnswererConfig& config, const std::vector<Article>& articles);
+  // L1: configured templates first, then each intent's first article.
+  Status BuildIntentTier(const AnswererConfig& config, const std::vector<Article>& articles);
+  // L2 over the classifier's feature space (or one built from the articles' questions).
+  void BuildSemanticTier(const AnswererConfig& config, const std::vector<Article>& articles);
+
   AnswerStackReport report_;
   const Clock* clock_ = nullptr;
   std::unique_ptr<Store> store_;
