@@ -288,60 +288,41 @@ void EngineLanguageModel::OnDone(const std::shared_ptr<Job>& job, const engine::
   }
 }
 
-Result<GenerateStats> EngineLanguageModel::Generate(const GenerateRequest& request,
-                                                    const TextCallback& on_text) {
-  const MonoTime t0 = std::chrono::steady_clock::now();
-  RETURN_IF_ERROR(ValidateRequest(request, engine_->max_seq_len()));
-  ASSIGN_OR_RETURN(engine::StopMatcher matcher, engine::StopMatcher::Create(request.stop));
+Result<std::vector<int32_t>> EngineLanguageModel::PromptTokens(const GenerateRequest& request) {
   const engine::ContextLimits limits{engine_->max_seq_len(), request.max_tokens,
                                      config_.min_reply_tokens};
-  std::vector<int32_t> prompt;
   if (!request.prompt.empty()) {  // raw completion: never cut
-    engine::EncodeOptions o;    // BOS as the vocabulary asks; control tokens stay plain text
-    prompt = tokenizer_->Encode(request.prompt, o);
+    engine::EncodeOptions o;      // BOS as the vocabulary asks; control tokens stay plain text
+    std::vector<int32_t> prompt = tokenizer_->Encode(request.prompt, o);
     if (prompt.empty()) return InvalidArgumentError("the prompt encodes to no tokens");
     RETURN_IF_ERROR(engine::CheckPromptFits(static_cast<int>(prompt.size()), limits));
-  } else {
-    ASSIGN_OR_RETURN(engine::ContextFit fit, FitMessages(request.messages, true, limits));
-    prompt = std::move(fit.tokens);
-    if (fit.dropped_messages > 0) {
-      Metrics::Get().dropped_messages.Increment(static_cast<uint64_t>(fit.dropped_messages));
-    }
+    return prompt;
   }
-  if (IsCancelled(request.cancel)) {
-    GenerateStats stats;
-    stats.finish = FinishReason::kCancelled;
-    stats.prompt_tokens = static_cast<int>(prompt.size());
-    stats.total_ms = MsBetween(t0, std::chrono::steady_clock::now());
-    return stats;
+  ASSIGN_OR_RETURN(engine::ContextFit fit, FitMessages(request.messages, true, limits));
+  if (fit.dropped_messages > 0) {
+    Metrics::Get().dropped_messages.Increment(static_cast<uint64_t>(fit.dropped_messages));
   }
-  auto job = std::make_shared<Job>();
-  job->kind = Job::Kind::kGenerate;
-  job->priority = request.schedule != nullptr ? request.schedule->Get().priority : request.priority;
-  job->t0 = t0;
-  job->prompt = prompt;
-  job->cancel = request.cancel;
-  job->matcher.emplace(std::move(matcher));
-  engine::DecodeOptions dopt;
-  dopt.strip_leading_space = true;  // the answer's first word, not a continuation of the prompt
-  job->detok = std::make_unique<engine::StreamingDetokenizer>(*tokenizer_, dopt);
+  return std::move(fit.tokens);
+}
 
+engine::BatchRequest EngineLanguageModel::SchedulerRequest(const GenerateRequest& request, Job* j,
+                                                           GenerationSchedule::Value& hints) {
   engine::BatchRequest br;
-  br.prompt = std::move(prompt);
+  br.prompt = j->prompt;
   br.sampling.temperature = request.temperature;
   br.sampling.top_k = request.top_k;
   br.sampling.top_p = request.top_p;
   br.sampling.repetition_penalty = request.repetition_penalty;
   br.sampling.seed = request.seed;
   br.sampling.max_tokens = request.max_tokens;
-  GenerationSchedule::Value hints{request.priority, request.deadline, 0};
+  hints = {request.priority, request.deadline, 0};
   if (request.schedule != nullptr) hints = request.schedule->Get();
   br.priority = hints.priority;
   if (hints.deadline != MonoTime{}) {
     br.deadline_hint_ms = std::max<int64_t>(
-        0, std::chrono::duration_cast<std::chrono::milliseconds>(hints.deadline - t0).count());
+        0, std::chrono::duration_cast<std::chrono::milliseconds>(hints.deadline - j->t0).count());
   }
-  Job* j = job.get();  // the scheduler's request (holding this callback) ends before the job
+  // The scheduler's request (holding this callback) ends before the job.
   br.on_token = [this, j](int32_t id) {
     if (IsCancelled(j->cancel) || j->stop_requested.load(std::memory_order_relaxed)) return false;
     j->piece.clear();
@@ -354,9 +335,14 @@ Result<GenerateStats> EngineLanguageModel::Generate(const GenerateRequest& reque
     }
     return true;
   };
-  RETURN_IF_ERROR(Enqueue(job, std::move(br)));
-  Metrics::Get().requests.Increment();
+  return br;
+}
 
+Result<GenerateStats> EngineLanguageModel::AwaitText(const std::shared_ptr<Job>& job,
+                                                     const GenerateRequest& request,
+                                                     const TextCallback& on_text,
+                                                     GenerationSchedule::Value hints) {
+  const MonoTime t0 = job->t0;
   bool first = true;
   bool callback_stopped = false;
   double first_token_ms = 0;
@@ -419,6 +405,37 @@ Result<GenerateStats> EngineLanguageModel::Generate(const GenerateRequest& reque
   stats.total_ms = MsBetween(t0, std::chrono::steady_clock::now());
   if (!first) Metrics::Get().first_token_s.Observe(first_token_ms / 1000.0);
   return stats;
+}
+
+Result<GenerateStats> EngineLanguageModel::Generate(const GenerateRequest& request,
+                                                    const TextCallback& on_text) {
+  const MonoTime t0 = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(ValidateRequest(request, engine_->max_seq_len()));
+  ASSIGN_OR_RETURN(engine::StopMatcher matcher, engine::StopMatcher::Create(request.stop));
+  ASSIGN_OR_RETURN(std::vector<int32_t> prompt, PromptTokens(request));
+  if (IsCancelled(request.cancel)) {
+    GenerateStats stats;
+    stats.finish = FinishReason::kCancelled;
+    stats.prompt_tokens = static_cast<int>(prompt.size());
+    stats.total_ms = MsBetween(t0, std::chrono::steady_clock::now());
+    return stats;
+  }
+  auto job = std::make_shared<Job>();
+  job->kind = Job::Kind::kGenerate;
+  job->priority = request.schedule != nullptr ? request.schedule->Get().priority : request.priority;
+  job->t0 = t0;
+  job->prompt = std::move(prompt);
+  job->cancel = request.cancel;
+  job->matcher.emplace(std::move(matcher));
+  engine::DecodeOptions dopt;
+  dopt.strip_leading_space = true;  // the answer's first word, not a continuation of the prompt
+  job->detok = std::make_unique<engine::StreamingDetokenizer>(*tokenizer_, dopt);
+
+  GenerationSchedule::Value hints;
+  engine::BatchRequest br = SchedulerRequest(request, job.get(), hints);
+  RETURN_IF_ERROR(Enqueue(job, std::move(br)));
+  Metrics::Get().requests.Increment();
+  return AwaitText(job, request, on_text, hints);
 }
 
 Status EngineLanguageModel::Prefetch(const std::vector<Message>& messages, int max_tokens) {

@@ -101,6 +101,15 @@ class EngineLanguageModel final : public LanguageModel {
   // Registers `job` as queued (superseding older prefetches it extends) and submits it.
   Status Enqueue(const std::shared_ptr<Job>& job, engine::BatchRequest request);
   void Deliver(Job& job, std::string text);
+  // Generate's steps: the request's prompt tokens (a raw prompt, never cut; or the messages
+  // fitted to the context); the scheduler's request for `job` (sampling, priority, deadline, the
+  // token callback), with the schedule's hints as sent; and the wait that streams the job's text
+  // to `on_text`, passes on new hints and cancels.
+  Result<std::vector<int32_t>> PromptTokens(const GenerateRequest& request);
+  engine::BatchRequest SchedulerRequest(const GenerateRequest& request, Job* job,
+                                        GenerationSchedule::Value& hints);
+  Result<GenerateStats> AwaitText(const std::shared_ptr<Job>& job, const GenerateRequest& request,
+                                  const TextCallback& on_text, GenerationSchedule::Value hints);
   // Scheduler thread: the request ended.
   void OnDone(const std::shared_ptr<Job>& job, const engine::BatchResult& r);
 
