@@ -77,6 +77,90 @@ void TopTwo(const std::vector<float>& p, int* best, int* second) {
   }
 }
 
+// The examples' intents and how many examples each has. Errors: an empty label, fewer than two
+// intents, an intent with a single example.
+Result<std::map<std::string, int>> CountIntents(const std::vector<IntentExample>& examples) {
+  std::map<std::string, int> counts;
+  for (const IntentExample& e : examples) {
+    if (e.intent.empty()) return InvalidArgumentError("an example has an empty intent label");
+    ++counts[e.intent];
+  }
+  if (counts.size() < 2) {
+    return InvalidArgumentError("intent training needs at least 2 intents, got " +
+                                std::to_string(counts.size()));
+  }
+  for (const auto& [intent, n] : counts) {
+    if (n < 2) {
+      return InvalidArgumentError("intent '" + intent +
+                                  "' has 1 example; give every intent at least 2");
+    }
+  }
+  return counts;
+}
+
+// Stratified folds: each intent's examples shuffled, then dealt round-robin into `k` folds.
+std::vector<int> StratifiedFolds(const std::vector<int>& labels, int num_classes, int k,
+                                 uint64_t seed) {
+  std::vector<int> fold(labels.size());
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<size_t>> by_class(static_cast<size_t>(num_classes));
+  for (size_t i = 0; i < labels.size(); ++i) by_class[static_cast<size_t>(labels[i])].push_back(i);
+  int next = 0;
+  for (auto& rows : by_class) {
+    std::shuffle(rows.begin(), rows.end(), rng);
+    for (size_t r : rows) fold[r] = next++ % k;
+  }
+  return fold;
+}
+
+// Fold `job`'s model `t` scores the examples it was not trained on: each one's score and whether
+// its best intent is right; `correct` counts the right ones.
+std::vector<ScoredOutcome> ScoreHeldOut(const Trained& t, const std::vector<std::string>& docs,
+                                        const std::vector<int>& labels,
+                                        const std::vector<int>& fold, int job,
+                                        const IntentClassifierConfig& config, size_t* correct) {
+  std::vector<ScoredOutcome> outcomes;
+  std::vector<float> p;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    if (fold[i] != job) continue;
+    t.model.Probabilities(t.space->VectorizeIndexed(docs[i]), &p);
+    int best = 0, second = 0;
+    TopTwo(p, &best, &second);
+    bool ok = best == labels[i];
+    *correct += ok ? 1 : 0;
+    int nl = -1;
+    double sim = 0;
+    if (UsesNeighbours(config)) {
+      auto nn = t.neighbours.Search(t.space->Vectorize(docs[i]), t.space->WordKeys(docs[i]), 1);
+      if (!nn.empty()) {
+        nl = t.neighbour_labels[nn[0].id];
+        sim = nn[0].similarity;
+      }
+    }
+    double margin = p[static_cast<size_t>(best)] - p[static_cast<size_t>(second)];
+    outcomes.push_back({Score(margin, sim, best, nl, config), ok});
+  }
+  return outcomes;
+}
+
+// The calibration from the held-out outcomes: the threshold that reaches the target precision,
+// and the coverage and precision it gives on the folds.
+void Calibrate(const IntentClassifierConfig& config, IntentCalibrationReport& rep) {
+  rep.threshold = ThresholdForPrecision(rep.outcomes, config.target_precision,
+                                        static_cast<size_t>(config.min_calibration_accepted));
+  size_t accepted = 0, accepted_correct = 0;
+  for (const ScoredOutcome& o : rep.outcomes) {
+    if (o.score >= rep.threshold) {
+      ++accepted;
+      accepted_correct += o.correct ? 1 : 0;
+    }
+  }
+  rep.cv_coverage = static_cast<double>(accepted) / static_cast<double>(rep.outcomes.size());
+  rep.cv_precision =
+      accepted == 0 ? 1.0 : static_cast<double>(accepted_correct) / static_cast<double>(accepted);
+  rep.curve = PrecisionCoverageCurve(rep.outcomes, 20);
+}
+
 }  // namespace
 
 Status IntentClassifierConfig::Validate() const {
@@ -103,21 +187,8 @@ Status IntentClassifierConfig::Validate() const {
 Result<std::unique_ptr<IntentClassifier>> IntentClassifier::Train(
     const std::vector<IntentExample>& examples, const IntentClassifierConfig& config) {
   RETURN_IF_ERROR(config.Validate());
-  std::map<std::string, int> counts;
-  for (const IntentExample& e : examples) {
-    if (e.intent.empty()) return InvalidArgumentError("an example has an empty intent label");
-    ++counts[e.intent];
-  }
-  if (counts.size() < 2) {
-    return InvalidArgumentError("intent training needs at least 2 intents, got " +
-                                std::to_string(counts.size()));
-  }
-  for (const auto& [intent, n] : counts) {
-    if (n < 2) {
-      return InvalidArgumentError("intent '" + intent +
-                                  "' has 1 example; give every intent at least 2");
-    }
-  }
+  using IntentCounts = std::map<std::string, int>;
+  ASSIGN_OR_RETURN(const IntentCounts counts, CountIntents(examples));
   auto clf = std::unique_ptr<IntentClassifier>(new IntentClassifier());
   std::map<std::string, int> ids;
   for (const auto& [intent, n] : counts) {
@@ -132,20 +203,9 @@ Result<std::unique_ptr<IntentClassifier>> IntentClassifier::Train(
     docs.push_back(NormalizeText(e.text));
     labels.push_back(ids[e.intent]);
   }
-
-  // Stratified folds: shuffle each intent's examples, deal them round-robin.
   const int k = config.calibration_folds;
-  std::vector<int> fold(docs.size());
-  {
-    std::mt19937_64 rng(static_cast<uint64_t>(config.seed));
-    std::vector<std::vector<size_t>> by_class(static_cast<size_t>(num_classes));
-    for (size_t i = 0; i < docs.size(); ++i) by_class[static_cast<size_t>(labels[i])].push_back(i);
-    int next = 0;
-    for (auto& rows : by_class) {
-      std::shuffle(rows.begin(), rows.end(), rng);
-      for (size_t r : rows) fold[r] = next++ % k;
-    }
-  }
+  const std::vector<int> fold =
+      StratifiedFolds(labels, num_classes, k, static_cast<uint64_t>(config.seed));
 
   // Jobs 0..k-1: fold models scoring their held-out fold; job k: the final model on everything.
   std::vector<std::vector<ScoredOutcome>> fold_outcomes(static_cast<size_t>(k));
@@ -164,27 +224,8 @@ Result<std::unique_ptr<IntentClassifier>> IntentClassifier::Train(
         final_model = std::move(t);
         continue;
       }
-      std::vector<float> p;
-      for (size_t i = 0; i < docs.size(); ++i) {
-        if (fold[i] != job) continue;
-        t.model.Probabilities(t.space->VectorizeIndexed(docs[i]), &p);
-        int best = 0, second = 0;
-        TopTwo(p, &best, &second);
-        bool ok = best == labels[i];
-        fold_correct[static_cast<size_t>(job)] += ok ? 1 : 0;
-        int nl = -1;
-        double sim = 0;
-        if (UsesNeighbours(config)) {
-          auto nn = t.neighbours.Search(t.space->Vectorize(docs[i]), t.space->WordKeys(docs[i]), 1);
-          if (!nn.empty()) {
-            nl = t.neighbour_labels[nn[0].id];
-            sim = nn[0].similarity;
-          }
-        }
-        double margin = p[static_cast<size_t>(best)] - p[static_cast<size_t>(second)];
-        fold_outcomes[static_cast<size_t>(job)].push_back(
-            {Score(margin, sim, best, nl, config), ok});
-      }
+      fold_outcomes[static_cast<size_t>(job)] =
+          ScoreHeldOut(t, docs, labels, fold, job, config, &fold_correct[static_cast<size_t>(job)]);
     }
   };
   const int nthreads = std::min(config.threads, k + 1);
@@ -202,19 +243,7 @@ Result<std::unique_ptr<IntentClassifier>> IntentClassifier::Train(
   }
   rep.examples = docs.size();
   rep.cv_accuracy = static_cast<double>(correct) / static_cast<double>(docs.size());
-  rep.threshold = ThresholdForPrecision(rep.outcomes, config.target_precision,
-                                        static_cast<size_t>(config.min_calibration_accepted));
-  size_t accepted = 0, accepted_correct = 0;
-  for (const ScoredOutcome& o : rep.outcomes) {
-    if (o.score >= rep.threshold) {
-      ++accepted;
-      accepted_correct += o.correct ? 1 : 0;
-    }
-  }
-  rep.cv_coverage = static_cast<double>(accepted) / static_cast<double>(rep.outcomes.size());
-  rep.cv_precision =
-      accepted == 0 ? 1.0 : static_cast<double>(accepted_correct) / static_cast<double>(accepted);
-  rep.curve = PrecisionCoverageCurve(rep.outcomes, 20);
+  Calibrate(config, rep);
   clf->calibrator_.Fit(rep.outcomes);
   clf->space_ = std::move(final_model.space);
   clf->model_ = std::move(final_model.model);
