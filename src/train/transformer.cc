@@ -167,8 +167,7 @@ void TrainModel::Resize(int B, int T) {
   }
 }
 
-Result<double> TrainModel::Forward(std::span<const float> params, const Batch& batch,
-                                   std::vector<float>* logits) {
+Result<double> TrainModel::CheckBatch(std::span<const float> params, const Batch& batch) const {
   const ModelShape& s = shape_;
   if (params.size() != layout_.total()) {
     return InvalidArgumentError("parameter vector has " + std::to_string(params.size()) +
@@ -197,100 +196,54 @@ Result<double> TrainModel::Forward(std::span<const float> params, const Batch& b
     }
     wsum += w;
   }
-  weight_sum_ = wsum;
-  Resize(batch.B, batch.T);
+  return wsum;
+}
 
-  const int B = batch.B, T = batch.T, E = s.dim, hd = s.head_dim(), H = s.n_head;
-  const int Hkv = s.n_head_kv, KVD = s.kv_dim(), F = s.n_ff, V = s.n_vocab;
-  const int group = H / Hkv, half = hd / 2;
-  const int Ni = static_cast<int>(N);
+void TrainModel::AttentionForward(int l, int B, int T) {
+  const ModelShape& s = shape_;
+  const int E = s.dim, hd = s.head_dim(), H = s.n_head, KVD = s.kv_dim();
+  const int group = H / s.n_head_kv;
+  const size_t N = size_t(B) * size_t(T);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const float* P = params.data();
-
-  for (size_t n = 0; n < N; ++n) {
-    std::memcpy(&x_[n * E], P + layout_.token_embd() + size_t(batch.tokens[n]) * E,
-                sizeof(float) * size_t(E));
-  }
-  for (int l = 0; l < s.n_layer; ++l) {
-    const LayerOffsets& o = layout_.layer(l);
-    float* x = &x_[size_t(l) * N * E];
-    float* xn1 = &xn1_[size_t(l) * N * E];
-    float* rs1 = &rs1_[size_t(l) * N];
-    float* q = &q_[size_t(l) * N * E];
-    float* k = &k_[size_t(l) * N * KVD];
-    float* v = &v_[size_t(l) * N * KVD];
-    float* pr = &probs_[size_t(l) * size_t(B) * H * T * T];
-    float* att = &att_[size_t(l) * N * E];
-    float* xmid = &xmid_[size_t(l) * N * E];
-    float* xn2 = &xn2_[size_t(l) * N * E];
-    float* rs2 = &rs2_[size_t(l) * N];
-    float* gate = &gate_[size_t(l) * N * F];
-    float* up = &up_[size_t(l) * N * F];
-    float* hid = &hid_[size_t(l) * N * F];
-    float* xnext = &x_[size_t(l + 1) * N * E];
-
-    for (size_t n = 0; n < N; ++n) {
-      RmsNormRow(&x[n * E], P + o.attn_norm, &xn1[n * E], &rs1[n], E, s.rms_eps);
-    }
-    LinearForward(xn1, P + o.wq, q, Ni, E, E, pool_);
-    LinearForward(xn1, P + o.wk, k, Ni, E, KVD, pool_);
-    LinearForward(xn1, P + o.wv, v, Ni, E, KVD, pool_);
-    for (size_t n = 0; n < N; ++n) {
-      const size_t t = n % size_t(T);
-      RopeRow(&q[n * E], H, hd, &rope_cos_[t * half], &rope_sin_[t * half], 1.0f);
-      RopeRow(&k[n * KVD], Hkv, hd, &rope_cos_[t * half], &rope_sin_[t * half], 1.0f);
-    }
-    pool_.ParallelFor(int64_t{B} * H, 1, [&](int64_t j0, int64_t j1, int) {
-      for (int64_t j = j0; j < j1; ++j) {
-        const int b = static_cast<int>(j / H), h = static_cast<int>(j % H), kh = h / group;
-        float* p = pr + size_t(j) * T * T;
-        for (int t = 0; t < T; ++t) {
-          const size_t nt = size_t(b) * T + t;
-          const float* qt = &q[nt * E + size_t(h) * hd];
-          float* pt = p + size_t(t) * T;
-          float mx = -INFINITY;
-          for (int u = 0; u <= t; ++u) {
-            pt[u] = scale * Dot(qt, &k[(size_t(b) * T + u) * KVD + size_t(kh) * hd], hd);
-            mx = std::max(mx, pt[u]);
-          }
-          float sum = 0.f;
-          for (int u = 0; u <= t; ++u) {
-            pt[u] = std::exp(pt[u] - mx);
-            sum += pt[u];
-          }
-          const float inv = 1.0f / sum;
-          float* ot = &att[nt * E + size_t(h) * hd];
-          std::fill(ot, ot + hd, 0.0f);
-          for (int u = 0; u <= t; ++u) {
-            pt[u] *= inv;
-            Axpy(pt[u], &v[(size_t(b) * T + u) * KVD + size_t(kh) * hd], ot, hd);
-          }
-          for (int u = t + 1; u < T; ++u) pt[u] = 0.0f;
+  const float* q = &q_[size_t(l) * N * E];
+  const float* k = &k_[size_t(l) * N * KVD];
+  const float* v = &v_[size_t(l) * N * KVD];
+  float* pr = &probs_[size_t(l) * size_t(B) * H * T * T];
+  float* att = &att_[size_t(l) * N * E];
+  pool_.ParallelFor(int64_t{B} * H, 1, [&](int64_t j0, int64_t j1, int) {
+    for (int64_t j = j0; j < j1; ++j) {
+      const int b = static_cast<int>(j / H), h = static_cast<int>(j % H), kh = h / group;
+      float* p = pr + size_t(j) * T * T;
+      for (int t = 0; t < T; ++t) {
+        const size_t nt = size_t(b) * T + t;
+        const float* qt = &q[nt * E + size_t(h) * hd];
+        float* pt = p + size_t(t) * T;
+        float mx = -INFINITY;
+        for (int u = 0; u <= t; ++u) {
+          pt[u] = scale * Dot(qt, &k[(size_t(b) * T + u) * KVD + size_t(kh) * hd], hd);
+          mx = std::max(mx, pt[u]);
         }
+        float sum = 0.f;
+        for (int u = 0; u <= t; ++u) {
+          pt[u] = std::exp(pt[u] - mx);
+          sum += pt[u];
+        }
+        const float inv = 1.0f / sum;
+        float* ot = &att[nt * E + size_t(h) * hd];
+        std::fill(ot, ot + hd, 0.0f);
+        for (int u = 0; u <= t; ++u) {
+          pt[u] *= inv;
+          Axpy(pt[u], &v[(size_t(b) * T + u) * KVD + size_t(kh) * hd], ot, hd);
+        }
+        for (int u = t + 1; u < T; ++u) pt[u] = 0.0f;
       }
-    });
-    LinearForward(att, P + o.wo, xmid, Ni, E, E, pool_);
-    for (size_t i = 0; i < N * E; ++i) xmid[i] += x[i];
-    for (size_t n = 0; n < N; ++n) {
-      RmsNormRow(&xmid[n * E], P + o.ffn_norm, &xn2[n * E], &rs2[n], E, s.rms_eps);
     }
-    LinearForward(xn2, P + o.w_gate, gate, Ni, E, F, pool_);
-    LinearForward(xn2, P + o.w_up, up, Ni, E, F, pool_);
-    for (size_t i = 0; i < N * F; ++i) {
-      const float g = gate[i];
-      hid[i] = g / (1.0f + std::exp(-g)) * up[i];
-    }
-    LinearForward(hid, P + o.w_down, xnext, Ni, F, E, pool_);
-    for (size_t i = 0; i < N * E; ++i) xnext[i] += xmid[i];
-  }
-  const float* xl = &x_[size_t(s.n_layer) * N * E];
-  for (size_t n = 0; n < N; ++n) {
-    RmsNormRow(&xl[n * E], P + layout_.output_norm(), &xf_[n * E], &rsf_[n], E, s.rms_eps);
-  }
-  LinearForward(xf_.data(), P + layout_.output(), logits_.data(), Ni, E, V, pool_);
-  if (logits != nullptr) logits->assign(logits_.begin(), logits_.end());
+  });
+}
 
-  // Cross-entropy per row; logits_ becomes d(loss)/d(logits) for Backward.
+double TrainModel::CrossEntropy(const Batch& batch, double wsum) {
+  const int V = shape_.n_vocab;
+  const size_t N = size_t(batch.B) * size_t(batch.T);
   std::vector<double> row_loss(N, 0.0);
   const double inv_w = wsum > 0 ? 1.0 / wsum : 0.0;
   pool_.ParallelFor(int64_t(N), 64, [&](int64_t n0, int64_t n1, int) {
@@ -318,15 +271,145 @@ Result<double> TrainModel::Forward(std::span<const float> params, const Batch& b
   return loss * inv_w;
 }
 
+Result<double> TrainModel::Forward(std::span<const float> params, const Batch& batch,
+                                   std::vector<float>* logits) {
+  ASSIGN_OR_RETURN(const double wsum, CheckBatch(params, batch));
+  weight_sum_ = wsum;
+  Resize(batch.B, batch.T);
+
+  const ModelShape& s = shape_;
+  const int B = batch.B, T = batch.T, E = s.dim, hd = s.head_dim(), H = s.n_head;
+  const int Hkv = s.n_head_kv, KVD = s.kv_dim(), F = s.n_ff, V = s.n_vocab;
+  const int half = hd / 2;
+  const size_t N = size_t(B) * size_t(T);
+  const int Ni = static_cast<int>(N);
+  const float* P = params.data();
+
+  for (size_t n = 0; n < N; ++n) {
+    std::memcpy(&x_[n * E], P + layout_.token_embd() + size_t(batch.tokens[n]) * E,
+                sizeof(float) * size_t(E));
+  }
+  for (int l = 0; l < s.n_layer; ++l) {
+    const LayerOffsets& o = layout_.layer(l);
+    float* x = &x_[size_t(l) * N * E];
+    float* xn1 = &xn1_[size_t(l) * N * E];
+    float* rs1 = &rs1_[size_t(l) * N];
+    float* q = &q_[size_t(l) * N * E];
+    float* k = &k_[size_t(l) * N * KVD];
+    float* v = &v_[size_t(l) * N * KVD];
+    float* att = &att_[size_t(l) * N * E];
+    float* xmid = &xmid_[size_t(l) * N * E];
+    float* xn2 = &xn2_[size_t(l) * N * E];
+    float* rs2 = &rs2_[size_t(l) * N];
+    float* gate = &gate_[size_t(l) * N * F];
+    float* up = &up_[size_t(l) * N * F];
+    float* hid = &hid_[size_t(l) * N * F];
+    float* xnext = &x_[size_t(l + 1) * N * E];
+
+    for (size_t n = 0; n < N; ++n) {
+      RmsNormRow(&x[n * E], P + o.attn_norm, &xn1[n * E], &rs1[n], E, s.rms_eps);
+    }
+    LinearForward(xn1, P + o.wq, q, Ni, E, E, pool_);
+    LinearForward(xn1, P + o.wk, k, Ni, E, KVD, pool_);
+    LinearForward(xn1, P + o.wv, v, Ni, E, KVD, pool_);
+    for (size_t n = 0; n < N; ++n) {
+      const size_t t = n % size_t(T);
+      RopeRow(&q[n * E], H, hd, &rope_cos_[t * half], &rope_sin_[t * half], 1.0f);
+      RopeRow(&k[n * KVD], Hkv, hd, &rope_cos_[t * half], &rope_sin_[t * half], 1.0f);
+    }
+    AttentionForward(l, B, T);
+    LinearForward(att, P + o.wo, xmid, Ni, E, E, pool_);
+    for (size_t i = 0; i < N * E; ++i) xmid[i] += x[i];
+    for (size_t n = 0; n < N; ++n) {
+      RmsNormRow(&xmid[n * E], P + o.ffn_norm, &xn2[n * E], &rs2[n], E, s.rms_eps);
+    }
+    LinearForward(xn2, P + o.w_gate, gate, Ni, E, F, pool_);
+    LinearForward(xn2, P + o.w_up, up, Ni, E, F, pool_);
+    for (size_t i = 0; i < N * F; ++i) {
+      const float g = gate[i];
+      hid[i] = g / (1.0f + std::exp(-g)) * up[i];
+    }
+    LinearForward(hid, P + o.w_down, xnext, Ni, F, E, pool_);
+    for (size_t i = 0; i < N * E; ++i) xnext[i] += xmid[i];
+  }
+  const float* xl = &x_[size_t(s.n_layer) * N * E];
+  for (size_t n = 0; n < N; ++n) {
+    RmsNormRow(&xl[n * E], P + layout_.output_norm(), &xf_[n * E], &rsf_[n], E, s.rms_eps);
+  }
+  LinearForward(xf_.data(), P + layout_.output(), logits_.data(), Ni, E, V, pool_);
+  if (logits != nullptr) logits->assign(logits_.begin(), logits_.end());
+  return CrossEntropy(batch, wsum);
+}
+
+void TrainModel::NormBackward(const float* params, float* grads, const float* x, const float* rs,
+                              size_t g_off, const float* dy, float* dx, size_t N) {
+  const int E = shape_.dim;
+  float* dg = grads + g_off;
+  // Gain gradient: each element summed over rows in row order (one owner per element).
+  for (size_t n = 0; n < N; ++n) {
+    for (int i = 0; i < E; ++i) dg[i] += dy[n * E + i] * x[n * E + i] * rs[n];
+  }
+  pool_.ParallelFor(int64_t(N), 64, [&](int64_t n0, int64_t n1, int) {
+    for (int64_t n = n0; n < n1; ++n) {
+      RmsNormBackwardRow(&x[size_t(n) * E], params + g_off, rs[n], &dy[size_t(n) * E],
+                         &dx[size_t(n) * E], E);
+    }
+  });
+}
+
+void TrainModel::AttentionBackward(int l, int B, int T) {
+  const ModelShape& s = shape_;
+  const int E = s.dim, hd = s.head_dim(), H = s.n_head, Hkv = s.n_head_kv, KVD = s.kv_dim();
+  const int group = H / Hkv;
+  const size_t N = size_t(B) * size_t(T);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const float* q = &q_[size_t(l) * N * E];
+  const float* k = &k_[size_t(l) * N * KVD];
+  const float* v = &v_[size_t(l) * N * KVD];
+  const float* pr = &probs_[size_t(l) * size_t(B) * H * T * T];
+  std::fill(dk_.begin(), dk_.end(), 0.0f);
+  std::fill(dv_.begin(), dv_.end(), 0.0f);
+  // One task per (sequence, kv head): it owns that head's dk/dv and its query heads' dq.
+  pool_.ParallelFor(int64_t{B} * Hkv, 1, [&](int64_t j0, int64_t j1, int) {
+    std::vector<float> dp(static_cast<size_t>(T));
+    for (int64_t j = j0; j < j1; ++j) {
+      const int b = static_cast<int>(j / Hkv), kh = static_cast<int>(j % Hkv);
+      for (int h = kh * group; h < (kh + 1) * group; ++h) {
+        const float* p = pr + (size_t(b) * H + h) * T * T;
+        for (int t = 0; t < T; ++t) {
+          const size_t nt = size_t(b) * T + t;
+          const float* pt = p + size_t(t) * T;
+          const float* dot = &datt_[nt * E + size_t(h) * hd];
+          float* dqt = &dq_[nt * E + size_t(h) * hd];
+          std::fill(dqt, dqt + hd, 0.0f);
+          float sum = 0.f;
+          for (int u = 0; u <= t; ++u) {
+            const size_t nu = size_t(b) * T + u;
+            dp[size_t(u)] = Dot(dot, &v[nu * KVD + size_t(kh) * hd], hd);
+            Axpy(pt[u], dot, &dv_[nu * KVD + size_t(kh) * hd], hd);
+            sum += pt[u] * dp[size_t(u)];
+          }
+          const float* qt = &q[nt * E + size_t(h) * hd];
+          for (int u = 0; u <= t; ++u) {
+            const size_t nu = size_t(b) * T + u;
+            const float ds = pt[u] * (dp[size_t(u)] - sum) * scale;
+            Axpy(ds, &k[nu * KVD + size_t(kh) * hd], dqt, hd);
+            Axpy(ds, qt, &dk_[nu * KVD + size_t(kh) * hd], hd);
+          }
+        }
+      }
+    }
+  });
+}
+
 void TrainModel::Backward(std::span<const float> params, const Batch& batch,
                           std::span<float> grads) {
   const ModelShape& s = shape_;
   const int B = batch.B, T = batch.T, E = s.dim, hd = s.head_dim(), H = s.n_head;
   const int Hkv = s.n_head_kv, KVD = s.kv_dim(), F = s.n_ff, V = s.n_vocab;
-  const int group = H / Hkv, half = hd / 2;
+  const int half = hd / 2;
   const size_t N = size_t(B) * T;
   const int Ni = static_cast<int>(N);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const float* P = params.data();
   float* G = grads.data();
   std::fill(grads.begin(), grads.end(), 0.0f);
@@ -336,31 +419,13 @@ void TrainModel::Backward(std::span<const float> params, const Batch& batch,
   LinearBackwardInput(logits_.data(), P + layout_.output(), dxf_.data(), Ni, E, V, false, pool_);
   const float* xl = &x_[size_t(s.n_layer) * N * E];
   std::fill(dx_.begin(), dx_.end(), 0.0f);
-  auto norm_backward = [&](const float* x, const float* rs, size_t g_off, const float* dy,
-                           float* dx) {
-    float* dg = G + g_off;
-    // Gain gradient: each element summed over rows in row order (one owner per element).
-    for (size_t n = 0; n < N; ++n) {
-      for (int i = 0; i < E; ++i) dg[i] += dy[n * E + i] * x[n * E + i] * rs[n];
-    }
-    pool_.ParallelFor(int64_t(N), 64, [&](int64_t n0, int64_t n1, int) {
-      for (int64_t n = n0; n < n1; ++n) {
-        RmsNormBackwardRow(&x[size_t(n) * E], P + g_off, rs[n], &dy[size_t(n) * E],
-                           &dx[size_t(n) * E], E);
-      }
-    });
-  };
-  norm_backward(xl, rsf_.data(), layout_.output_norm(), dxf_.data(), dx_.data());
+  NormBackward(P, G, xl, rsf_.data(), layout_.output_norm(), dxf_.data(), dx_.data(), N);
 
   for (int l = s.n_layer - 1; l >= 0; --l) {
     const LayerOffsets& o = layout_.layer(l);
     const float* x = &x_[size_t(l) * N * E];
     const float* xn1 = &xn1_[size_t(l) * N * E];
     const float* rs1 = &rs1_[size_t(l) * N];
-    const float* q = &q_[size_t(l) * N * E];
-    const float* k = &k_[size_t(l) * N * KVD];
-    const float* v = &v_[size_t(l) * N * KVD];
-    const float* pr = &probs_[size_t(l) * size_t(B) * H * T * T];
     const float* att = &att_[size_t(l) * N * E];
     const float* xmid = &xmid_[size_t(l) * N * E];
     const float* xn2 = &xn2_[size_t(l) * N * E];
@@ -384,44 +449,12 @@ void TrainModel::Backward(std::span<const float> params, const Batch& batch,
     LinearBackwardInput(dgate_.data(), P + o.w_gate, dxn_.data(), Ni, E, F, false, pool_);
     LinearBackwardInput(dup_.data(), P + o.w_up, dxn_.data(), Ni, E, F, true, pool_);
     // dx_ continues as d/d(xmid): the residual path plus the norm's contribution.
-    norm_backward(xmid, rs2, o.ffn_norm, dxn_.data(), dx_.data());
+    NormBackward(P, G, xmid, rs2, o.ffn_norm, dxn_.data(), dx_.data(), N);
 
     // xmid = x + W_o att.
     LinearBackwardWeight(dx_.data(), att, G + o.wo, Ni, E, E, pool_);
     LinearBackwardInput(dx_.data(), P + o.wo, datt_.data(), Ni, E, E, false, pool_);
-    std::fill(dk_.begin(), dk_.end(), 0.0f);
-    std::fill(dv_.begin(), dv_.end(), 0.0f);
-    // One task per (sequence, kv head): it owns that head's dk/dv and its query heads' dq.
-    pool_.ParallelFor(int64_t{B} * Hkv, 1, [&](int64_t j0, int64_t j1, int) {
-      std::vector<float> dp(static_cast<size_t>(T));
-      for (int64_t j = j0; j < j1; ++j) {
-        const int b = static_cast<int>(j / Hkv), kh = static_cast<int>(j % Hkv);
-        for (int h = kh * group; h < (kh + 1) * group; ++h) {
-          const float* p = pr + (size_t(b) * H + h) * T * T;
-          for (int t = 0; t < T; ++t) {
-            const size_t nt = size_t(b) * T + t;
-            const float* pt = p + size_t(t) * T;
-            const float* dot = &datt_[nt * E + size_t(h) * hd];
-            float* dqt = &dq_[nt * E + size_t(h) * hd];
-            std::fill(dqt, dqt + hd, 0.0f);
-            float sum = 0.f;
-            for (int u = 0; u <= t; ++u) {
-              const size_t nu = size_t(b) * T + u;
-              dp[size_t(u)] = Dot(dot, &v[nu * KVD + size_t(kh) * hd], hd);
-              Axpy(pt[u], dot, &dv_[nu * KVD + size_t(kh) * hd], hd);
-              sum += pt[u] * dp[size_t(u)];
-            }
-            const float* qt = &q[nt * E + size_t(h) * hd];
-            for (int u = 0; u <= t; ++u) {
-              const size_t nu = size_t(b) * T + u;
-              const float ds = pt[u] * (dp[size_t(u)] - sum) * scale;
-              Axpy(ds, &k[nu * KVD + size_t(kh) * hd], dqt, hd);
-              Axpy(ds, qt, &dk_[nu * KVD + size_t(kh) * hd], hd);
-            }
-          }
-        }
-      }
-    });
+    AttentionBackward(l, B, T);
     for (size_t n = 0; n < N; ++n) {
       const size_t t = n % size_t(T);
       RopeRow(&dq_[n * E], H, hd, &rope_cos_[t * half], &rope_sin_[t * half], -1.0f);
@@ -433,7 +466,7 @@ void TrainModel::Backward(std::span<const float> params, const Batch& batch,
     LinearBackwardInput(dq_.data(), P + o.wq, dxn_.data(), Ni, E, E, false, pool_);
     LinearBackwardInput(dk_.data(), P + o.wk, dxn_.data(), Ni, E, KVD, true, pool_);
     LinearBackwardInput(dv_.data(), P + o.wv, dxn_.data(), Ni, E, KVD, true, pool_);
-    norm_backward(x, rs1, o.attn_norm, dxn_.data(), dx_.data());
+    NormBackward(P, G, x, rs1, o.attn_norm, dxn_.data(), dx_.data(), N);
   }
   float* demb = G + layout_.token_embd();
   for (size_t n = 0; n < N; ++n) {

@@ -107,6 +107,18 @@ class TrainModel {
 
  private:
   void Resize(int B, int T);
+  // Forward's steps. The batch checked against the model (shapes, ids, weights); returns the sum
+  // of its loss weights.
+  Result<double> CheckBatch(std::span<const float> params, const Batch& batch) const;
+  // Causal attention of layer `l` over the saved q/k/v: the probabilities and the heads' output.
+  void AttentionForward(int l, int B, int T);
+  // Weighted cross-entropy of the saved logits; they become d(loss)/d(logits) for Backward.
+  double CrossEntropy(const Batch& batch, double weight_sum);
+  // Backward's steps. RMS norm: the gain's gradient into grads[g_off...], d/d(x) into `dx`.
+  void NormBackward(const float* params, float* grads, const float* x, const float* rs,
+                    size_t g_off, const float* dy, float* dx, size_t N);
+  // Attention of layer `l`: from d/d(its output) (datt_) to dq_, dk_, dv_ (before RoPE's inverse).
+  void AttentionBackward(int l, int B, int T);
 
   ModelShape shape_;
   ParamLayout layout_;
