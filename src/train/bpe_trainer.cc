@@ -23,23 +23,9 @@ void CountPairs(const Word& w, int64_t sign, std::unordered_map<uint64_t, int64_
   }
 }
 
-}  // namespace
-
-Result<engine::VocabData> TrainBpe(std::span<const std::string> texts,
-                                   const BpeTrainOptions& options) {
-  const int n_special = static_cast<int>(options.special_tokens.size());
-  if (options.vocab_size < 256 + n_special || options.vocab_size > (1 << 20)) {
-    return InvalidArgumentError("BPE vocabulary size " + std::to_string(options.vocab_size) +
-                                " must be in [256 + special tokens, 1048576]");
-  }
-  std::set<std::string> seen;
-  for (const std::string& s : options.special_tokens) {
-    if (s.empty() || !seen.insert(s).second) {
-      return InvalidArgumentError("special tokens must be non-empty and distinct");
-    }
-  }
-
-  // Distinct pieces with their counts, in a fixed (sorted) order.
+// The texts' distinct pre-tokenized pieces as byte symbols with their counts, in a fixed
+// (sorted) order.
+std::vector<Word> CountWords(std::span<const std::string> texts) {
   std::map<std::string, int64_t> piece_counts;
   std::vector<engine::TextPiece> pieces;
   engine::PreTokenizeScratch scratch;
@@ -59,6 +45,69 @@ Result<engine::VocabData> TrainBpe(std::span<const std::string> texts,
     for (unsigned char c : piece) w.symbols.push_back(c);
     words.push_back(std::move(w));
   }
+  return words;
+}
+
+// The most frequent pair (ties: the smallest key); `count` gets its count, 0 when none is left.
+uint64_t BestPair(const std::unordered_map<uint64_t, int64_t>& pairs, int64_t* count) {
+  uint64_t best = 0;
+  int64_t best_count = 0;
+  for (const auto& [key, n] : pairs) {
+    if (n > best_count || (n == best_count && n > 0 && key < best)) {
+      best = key;
+      best_count = n;
+    }
+  }
+  *count = best_count;
+  return best;
+}
+
+// Replaces every adjacent (a, b) in the words by `id`, keeping the pair counts current.
+void MergeEverywhere(int32_t a, int32_t b, int32_t id, std::vector<Word>& words,
+                     std::unordered_map<uint64_t, int64_t>& pairs) {
+  for (Word& w : words) {
+    bool has = false;
+    for (size_t i = 0; i + 1 < w.symbols.size(); ++i) {
+      if (w.symbols[i] == a && w.symbols[i + 1] == b) {
+        has = true;
+        break;
+      }
+    }
+    if (!has) continue;
+    CountPairs(w, -1, &pairs);
+    std::vector<int32_t> out;
+    out.reserve(w.symbols.size());
+    for (size_t i = 0; i < w.symbols.size(); ++i) {
+      if (i + 1 < w.symbols.size() && w.symbols[i] == a && w.symbols[i + 1] == b) {
+        out.push_back(id);
+        ++i;
+      } else {
+        out.push_back(w.symbols[i]);
+      }
+    }
+    w.symbols = std::move(out);
+    CountPairs(w, 1, &pairs);
+  }
+  std::erase_if(pairs, [](const auto& kv) { return kv.second == 0; });
+}
+
+}  // namespace
+
+Result<engine::VocabData> TrainBpe(std::span<const std::string> texts,
+                                   const BpeTrainOptions& options) {
+  const int n_special = static_cast<int>(options.special_tokens.size());
+  if (options.vocab_size < 256 + n_special || options.vocab_size > (1 << 20)) {
+    return InvalidArgumentError("BPE vocabulary size " + std::to_string(options.vocab_size) +
+                                " must be in [256 + special tokens, 1048576]");
+  }
+  std::set<std::string> seen;
+  for (const std::string& s : options.special_tokens) {
+    if (s.empty() || !seen.insert(s).second) {
+      return InvalidArgumentError("special tokens must be non-empty and distinct");
+    }
+  }
+
+  std::vector<Word> words = CountWords(texts);
 
   engine::VocabData v;
   v.model = "gpt2";
@@ -74,14 +123,8 @@ Result<engine::VocabData> TrainBpe(std::span<const std::string> texts,
 
   const int max_normal = options.vocab_size - n_special;
   while (static_cast<int>(v.tokens.size()) < max_normal) {
-    uint64_t best = 0;
     int64_t best_count = 0;
-    for (const auto& [key, count] : pairs) {
-      if (count > best_count || (count == best_count && count > 0 && key < best)) {
-        best = key;
-        best_count = count;
-      }
-    }
+    const uint64_t best = BestPair(pairs, &best_count);
     if (best_count < options.min_pair_count || best_count == 0) break;
     const int32_t a = static_cast<int32_t>(best >> 32);
     const int32_t b = static_cast<int32_t>(best & 0xFFFFFFFFu);
@@ -96,30 +139,7 @@ Result<engine::VocabData> TrainBpe(std::span<const std::string> texts,
       ids.emplace(merged, id);
     }
     v.merges.push_back(v.tokens[size_t(a)] + " " + v.tokens[size_t(b)]);
-    for (Word& w : words) {
-      bool has = false;
-      for (size_t i = 0; i + 1 < w.symbols.size(); ++i) {
-        if (w.symbols[i] == a && w.symbols[i + 1] == b) {
-          has = true;
-          break;
-        }
-      }
-      if (!has) continue;
-      CountPairs(w, -1, &pairs);
-      std::vector<int32_t> out;
-      out.reserve(w.symbols.size());
-      for (size_t i = 0; i < w.symbols.size(); ++i) {
-        if (i + 1 < w.symbols.size() && w.symbols[i] == a && w.symbols[i + 1] == b) {
-          out.push_back(id);
-          ++i;
-        } else {
-          out.push_back(w.symbols[i]);
-        }
-      }
-      w.symbols = std::move(out);
-      CountPairs(w, 1, &pairs);
-    }
-    std::erase_if(pairs, [](const auto& kv) { return kv.second == 0; });
+    MergeEverywhere(a, b, id, words, pairs);
   }
 
   for (const std::string& s : options.special_tokens) {
