@@ -63,18 +63,19 @@ Status LlmConfig::Validate() const {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<LanguageModel>> CreateLanguageModel(const LlmConfig& config) {
+Result<std::unique_ptr<LanguageModel>> CreateLanguageModel(const LlmConfig& config,
+                                                           MetricsRegistry* metrics) {
   RETURN_IF_ERROR(config.Validate());
   if (config.backend == "engine") {
     RETURN_IF_ERROR(config.engine.Validate());
     ASSIGN_OR_RETURN(std::unique_ptr<EngineLanguageModel> m,
-                     EngineLanguageModel::Create(config.engine));
+                     EngineLanguageModel::Create(config.engine, metrics));
     return std::unique_ptr<LanguageModel>(std::move(m));
   }
   if (config.backend == "openai") {
     RETURN_IF_ERROR(config.openai.Validate());
     ASSIGN_OR_RETURN(std::unique_ptr<OpenAiLanguageModel> m,
-                     OpenAiLanguageModel::Create(config.openai));
+                     OpenAiLanguageModel::Create(config.openai, metrics));
     return std::unique_ptr<LanguageModel>(std::move(m));
   }
   return std::unique_ptr<LanguageModel>();

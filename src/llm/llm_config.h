@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "common/metrics.h"
 #include "common/status.h"
 #include "engine/engine.h"
 #include "llm/language_model.h"
@@ -122,6 +123,9 @@ struct LlmConfig {
 };
 
 // The backend `config.backend` names; a null pointer for "none". Validates first.
-Result<std::unique_ptr<LanguageModel>> CreateLanguageModel(const LlmConfig& config);
+// `metrics`: where the model's hotline_llm_* series go (null: the process's global registry); it
+// must outlive the model.
+Result<std::unique_ptr<LanguageModel>> CreateLanguageModel(const LlmConfig& config,
+                                                           MetricsRegistry* metrics = nullptr);
 
 }  // namespace hotline::llm

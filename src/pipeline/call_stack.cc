@@ -110,7 +110,7 @@ Result<std::unique_ptr<CallStack>> CallStack::Build(const CallStackOptions& o) {
   }
   // The answering chain: understanding, L1 intent templates (+ account tools), L2 semantic
   // cache, L3 exact results, knowledge base, and the language model when one is configured.
-  ASSIGN_OR_RETURN(s->llm_, llm::CreateLanguageModel(o.llm));
+  ASSIGN_OR_RETURN(s->llm_, llm::CreateLanguageModel(o.llm, o.metrics));
   answer::AnswerStackOptions ao;
   ao.kb_path = o.kb_db;
   ao.kb_csv = o.kb_csv;

@@ -70,7 +70,28 @@ Status ValidateRequest(const GenerateRequest& r, int max_seq_len) {
   return Status::Ok();
 }
 
-struct Metrics {
+}  // namespace
+
+// The model's series in its registry (label backend="engine").
+struct EngineLanguageModel::Metrics {
+  explicit Metrics(MetricsRegistry& r)
+      : requests(r.GetCounter("hotline_llm_requests_total", "LLM requests", kLabels)),
+        prompt_tokens(r.GetCounter("hotline_llm_prompt_tokens_total",
+                                   "Prompt tokens of LLM requests", kLabels)),
+        cached_tokens(r.GetCounter("hotline_llm_cached_prompt_tokens_total",
+                                   "Prompt tokens served from the prefix cache", kLabels)),
+        generated_tokens(
+            r.GetCounter("hotline_llm_generated_tokens_total", "Tokens generated", kLabels)),
+        first_token_s(r.GetHistogram("hotline_llm_first_token_seconds",
+                                     "Request to first text delta",
+                                     {0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2}, kLabels)),
+        queue_s(r.GetHistogram("hotline_llm_queue_seconds", "Time a request waited for the engine",
+                               {0.001, 0.01, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2}, kLabels)),
+        dropped_messages(r.GetCounter(
+            "hotline_llm_dropped_messages_total",
+            "Older conversation messages left out to fit llm.engine.max_seq_len", kLabels)) {}
+
+  static inline const Labels kLabels = {{"backend", "engine"}};
   Counter& requests;
   Counter& prompt_tokens;
   Counter& cached_tokens;
@@ -78,40 +99,15 @@ struct Metrics {
   Histogram& first_token_s;
   Histogram& queue_s;
   Counter& dropped_messages;
-  static Metrics& Get() {
-    static Metrics m{
-        MetricsRegistry::Global().GetCounter("hotline_llm_requests_total", "LLM requests",
-                                             {{"backend", "engine"}}),
-        MetricsRegistry::Global().GetCounter("hotline_llm_prompt_tokens_total",
-                                             "Prompt tokens of LLM requests",
-                                             {{"backend", "engine"}}),
-        MetricsRegistry::Global().GetCounter("hotline_llm_cached_prompt_tokens_total",
-                                             "Prompt tokens served from the prefix cache",
-                                             {{"backend", "engine"}}),
-        MetricsRegistry::Global().GetCounter("hotline_llm_generated_tokens_total",
-                                             "Tokens generated", {{"backend", "engine"}}),
-        MetricsRegistry::Global().GetHistogram(
-            "hotline_llm_first_token_seconds", "Request to first text delta",
-            {0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2}, {{"backend", "engine"}}),
-        MetricsRegistry::Global().GetHistogram(
-            "hotline_llm_queue_seconds", "Time a request waited for the engine",
-            {0.001, 0.01, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2}, {{"backend", "engine"}}),
-        MetricsRegistry::Global().GetCounter(
-            "hotline_llm_dropped_messages_total",
-            "Older conversation messages left out to fit llm.engine.max_seq_len",
-            {{"backend", "engine"}}),
-    };
-    return m;
-  }
 };
 
-}  // namespace
-
 Result<std::unique_ptr<EngineLanguageModel>> EngineLanguageModel::Create(
-    const LlmEngineConfig& config) {
+    const LlmEngineConfig& config, MetricsRegistry* metrics) {
   RETURN_IF_ERROR(config.Validate());
   std::unique_ptr<EngineLanguageModel> m(new EngineLanguageModel());
   m->config_ = config;
+  m->metrics_ =
+      std::make_unique<Metrics>(metrics != nullptr ? *metrics : MetricsRegistry::Global());
   ASSIGN_OR_RETURN(m->engine_, engine::Engine::Load(config.engine));
   ASSIGN_OR_RETURN(std::shared_ptr<const engine::Vocabulary> vocab,
                    engine::Vocabulary::FromGguf(m->engine_->file()));
@@ -217,7 +213,7 @@ Status EngineLanguageModel::Enqueue(const std::shared_ptr<Job>& job, engine::Bat
     j->state = Job::State::kRunning;
     std::erase(queued_, j);
     j->stats.queue_ms = MsBetween(j->t0, std::chrono::steady_clock::now());
-    if (j->kind == Job::Kind::kGenerate) Metrics::Get().queue_s.Observe(j->stats.queue_ms / 1000.0);
+    if (j->kind == Job::Kind::kGenerate) metrics_->queue_s.Observe(j->stats.queue_ms / 1000.0);
   };
   request.on_done = [this, job](const engine::BatchResult& r) { OnDone(job, r); };
   ASSIGN_OR_RETURN(job->handle, batch_->Submit(std::move(request)));
@@ -263,6 +259,13 @@ void EngineLanguageModel::OnDone(const std::shared_ptr<Job>& job, const engine::
   }
   const int computed = std::max(0, stats.prompt_tokens - stats.cached_prompt_tokens);
   const bool ran = r.status.ok() && r.finish != engine::FinishReason::kCancelled;
+  // Counted before the job is done, so a request's tokens are in the metrics once Generate
+  // returns.
+  if (job->kind == Job::Kind::kGenerate && ran) {
+    metrics_->prompt_tokens.Increment(job->prompt.size());
+    metrics_->cached_tokens.Increment(static_cast<uint64_t>(stats.cached_prompt_tokens));
+    metrics_->generated_tokens.Increment(static_cast<uint64_t>(stats.generated_tokens));
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (job->kind == Job::Kind::kGenerate) {
@@ -281,11 +284,6 @@ void EngineLanguageModel::OnDone(const std::shared_ptr<Job>& job, const engine::
     std::erase(queued_, job);
   }
   job->cv.notify_one();
-  if (job->kind == Job::Kind::kGenerate && ran) {
-    Metrics::Get().prompt_tokens.Increment(job->prompt.size());
-    Metrics::Get().cached_tokens.Increment(static_cast<uint64_t>(stats.cached_prompt_tokens));
-    Metrics::Get().generated_tokens.Increment(static_cast<uint64_t>(stats.generated_tokens));
-  }
 }
 
 Result<std::vector<int32_t>> EngineLanguageModel::PromptTokens(const GenerateRequest& request) {
@@ -300,7 +298,7 @@ Result<std::vector<int32_t>> EngineLanguageModel::PromptTokens(const GenerateReq
   }
   ASSIGN_OR_RETURN(engine::ContextFit fit, FitMessages(request.messages, true, limits));
   if (fit.dropped_messages > 0) {
-    Metrics::Get().dropped_messages.Increment(static_cast<uint64_t>(fit.dropped_messages));
+    metrics_->dropped_messages.Increment(static_cast<uint64_t>(fit.dropped_messages));
   }
   return std::move(fit.tokens);
 }
@@ -403,7 +401,7 @@ Result<GenerateStats> EngineLanguageModel::AwaitText(const std::shared_ptr<Job>&
   }
   stats.first_token_ms = first_token_ms;
   stats.total_ms = MsBetween(t0, std::chrono::steady_clock::now());
-  if (!first) Metrics::Get().first_token_s.Observe(first_token_ms / 1000.0);
+  if (!first) metrics_->first_token_s.Observe(first_token_ms / 1000.0);
   return stats;
 }
 
@@ -434,7 +432,7 @@ Result<GenerateStats> EngineLanguageModel::Generate(const GenerateRequest& reque
   GenerationSchedule::Value hints;
   engine::BatchRequest br = SchedulerRequest(request, job.get(), hints);
   RETURN_IF_ERROR(Enqueue(job, std::move(br)));
-  Metrics::Get().requests.Increment();
+  metrics_->requests.Increment();
   return AwaitText(job, request, on_text, hints);
 }
 

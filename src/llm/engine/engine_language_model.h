@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "common/metrics.h"
 #include "engine/batch_scheduler.h"
 #include "engine/chat_template.h"
 #include "engine/context_fit.h"
@@ -55,7 +56,10 @@ class EngineLanguageModel final : public LanguageModel {
   // How often a blocked Generate looks at its CancelToken.
   static constexpr int kPollMs = 5;
 
-  static Result<std::unique_ptr<EngineLanguageModel>> Create(const LlmEngineConfig& config);
+  // `metrics`: where the hotline_llm_* series go (null: the process's global registry); it must
+  // outlive the model.
+  static Result<std::unique_ptr<EngineLanguageModel>> Create(const LlmEngineConfig& config,
+                                                             MetricsRegistry* metrics = nullptr);
   ~EngineLanguageModel() override;
 
   Result<GenerateStats> Generate(const GenerateRequest& request,
@@ -113,7 +117,10 @@ class EngineLanguageModel final : public LanguageModel {
   // Scheduler thread: the request ended.
   void OnDone(const std::shared_ptr<Job>& job, const engine::BatchResult& r);
 
+  struct Metrics;
+
   LlmEngineConfig config_;
+  std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<engine::Engine> engine_;
   std::shared_ptr<const engine::Tokenizer> tokenizer_;
   std::unique_ptr<engine::ChatTemplate> template_;

@@ -383,6 +383,26 @@ TEST_F(EngineLmTest, PrefetchFeedsThePrefixTheFinalRequestReuses) {
   EXPECT_TRUE(lm->Prefetch({}, 30).ok());
 }
 
+TEST_F(EngineLmTest, ItsSeriesGoToTheRegistryItWasGiven) {
+  MetricsRegistry mine;
+  auto created = EngineLanguageModel::Create(Config(stories_), &mine);
+  ASSERT_TRUE(created.ok()) << created.status();
+  const Labels engine = {{"backend", "engine"}};
+  Counter& global_requests =
+      MetricsRegistry::Global().GetCounter("hotline_llm_requests_total", "LLM requests", engine);
+  const uint64_t global_before = global_requests.value();
+  LmRun r = Gen(**created, Ask("Tell me about a frog.", 8));
+  ASSERT_TRUE(r.stats.ok()) << r.stats.status();
+  EXPECT_EQ(mine.GetCounter("hotline_llm_requests_total", "LLM requests", engine).value(), 1u);
+  EXPECT_EQ(
+      mine.GetCounter("hotline_llm_generated_tokens_total", "Tokens generated", engine).value(),
+      static_cast<uint64_t>(r.stats->generated_tokens));
+  EXPECT_NE(mine.ExposeText().find("hotline_llm_first_token_seconds_count{backend=\"engine\"} 1"),
+            std::string::npos)
+      << mine.ExposeText();
+  EXPECT_EQ(global_requests.value(), global_before);
+}
+
 TEST_F(EngineLmTest, ConcurrentCallsFromFourThreadsAllComplete) {
   auto lm = Make(Config(stories_));
   ASSERT_TRUE(lm);

@@ -67,28 +67,6 @@ Result<std::optional<int>> OptionalCount(const nlohmann::json& obj, const char* 
   return std::optional<int>(static_cast<int>(v.get<int64_t>()));
 }
 
-struct Metrics {
-  Counter& requests;
-  Counter& retries;
-  Counter& errors;
-  Histogram& first_token_s;
-  static Metrics& Get() {
-    static Metrics m{
-        MetricsRegistry::Global().GetCounter("hotline_llm_requests_total", "LLM requests",
-                                             {{"backend", "openai"}}),
-        MetricsRegistry::Global().GetCounter("hotline_llm_retries_total",
-                                             "LLM requests retried before the first token",
-                                             {{"backend", "openai"}}),
-        MetricsRegistry::Global().GetCounter("hotline_llm_errors_total", "LLM requests failed",
-                                             {{"backend", "openai"}}),
-        MetricsRegistry::Global().GetHistogram(
-            "hotline_llm_first_token_seconds", "Request to first text delta",
-            {0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2}, {{"backend", "openai"}}),
-    };
-    return m;
-  }
-};
-
 // A request this client can send: messages (no raw prompt), a token budget and sane sampling.
 Status CheckRequest(const GenerateRequest& request) {
   if (!request.prompt.empty()) {
@@ -288,11 +266,31 @@ class OpenAiLanguageModel::Watchdog {
   std::thread thread_;
 };
 
+// The model's series in its registry (label backend="openai").
+struct OpenAiLanguageModel::Metrics {
+  explicit Metrics(MetricsRegistry& r)
+      : requests(r.GetCounter("hotline_llm_requests_total", "LLM requests", kLabels)),
+        retries(r.GetCounter("hotline_llm_retries_total",
+                             "LLM requests retried before the first token", kLabels)),
+        errors(r.GetCounter("hotline_llm_errors_total", "LLM requests failed", kLabels)),
+        first_token_s(r.GetHistogram("hotline_llm_first_token_seconds",
+                                     "Request to first text delta",
+                                     {0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2}, kLabels)) {}
+
+  static inline const Labels kLabels = {{"backend", "openai"}};
+  Counter& requests;
+  Counter& retries;
+  Counter& errors;
+  Histogram& first_token_s;
+};
+
 Result<std::unique_ptr<OpenAiLanguageModel>> OpenAiLanguageModel::Create(
-    const OpenAiLlmConfig& config) {
+    const OpenAiLlmConfig& config, MetricsRegistry* metrics) {
   RETURN_IF_ERROR(config.Validate());
   std::unique_ptr<OpenAiLanguageModel> m(new OpenAiLanguageModel());
   m->config_ = config;
+  m->metrics_ =
+      std::make_unique<Metrics>(metrics != nullptr ? *metrics : MetricsRegistry::Global());
   std::string base = config.base_url;
   while (!base.empty() && base.back() == '/') base.pop_back();
   if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0) base.resize(base.size() - 3);
@@ -326,8 +324,9 @@ namespace {
 
 // The answer as it streams in, kept across attempts (an attempt is retried only before any text).
 struct AnswerStream {
-  AnswerStream(Clock::time_point start, engine::StopMatcher m, const TextCallback& cb)
-      : t0(start), matcher(std::move(m)), on_text(cb) {}
+  AnswerStream(Clock::time_point start, engine::StopMatcher m, const TextCallback& cb,
+               Histogram& first_token)
+      : t0(start), matcher(std::move(m)), on_text(cb), first_token_s(first_token) {}
 
   // Passes `text` to the callback, timing the first; false when the callback asked to stop.
   bool Emit(std::string_view text) {
@@ -335,7 +334,7 @@ struct AnswerStream {
     if (!any_delta) {
       any_delta = true;
       stats.first_token_ms = MsSince(t0);
-      Metrics::Get().first_token_s.Observe(stats.first_token_ms / 1000.0);
+      first_token_s.Observe(stats.first_token_ms / 1000.0);
     }
     return !on_text || on_text(text);
   }
@@ -343,6 +342,7 @@ struct AnswerStream {
   Clock::time_point t0;
   engine::StopMatcher matcher;
   const TextCallback& on_text;
+  Histogram& first_token_s;
   GenerateStats stats;
   bool any_delta = false;  // some text reached the callback
   int content_chunks = 0;  // chunks with content (the token count when the server sends none)
@@ -482,7 +482,7 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
   const auto t0 = Clock::now();
   RETURN_IF_ERROR(CheckRequest(request));
   ASSIGN_OR_RETURN(engine::StopMatcher matcher, engine::StopMatcher::Create(request.stop));
-  Metrics::Get().requests.Increment();
+  metrics_->requests.Increment();
 
   net::HttpRequest http = net::HttpRequest::Post(
       endpoint_, BuildChatCompletionBody(config_.model, request), "application/json");
@@ -490,7 +490,7 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
   if (!auth_header_.empty()) http.headers.push_back({"Authorization", auth_header_});
   const net::HttpClient client(ClientConfig(config_));
 
-  AnswerStream stream(t0, std::move(matcher), on_text);
+  AnswerStream stream(t0, std::move(matcher), on_text, metrics_->first_token_s);
   GenerateStats& stats = stream.stats;
   std::mt19937 rng(std::random_device{}());
   for (int attempt = 0;; ++attempt) {
@@ -514,14 +514,14 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
       break;
     }
     if (a.watchdog == Watchdog::kTimeout) {
-      Metrics::Get().errors.Increment();
+      metrics_->errors.Increment();
       return StreamTimeout(config_, endpoint_, stream.any_delta);
     }
     bool retryable = false;
     const Status failure = AttemptFailure(a, config_, endpoint_, &retryable);
     if (!failure.ok()) {
       if (retryable && !stream.any_delta && attempt < config_.max_retries) {
-        Metrics::Get().retries.Increment();
+        metrics_->retries.Increment();
         const double jitter = std::uniform_real_distribution<double>(0.5, 1.5)(rng);
         int delay_ms = static_cast<int>(config_.retry_backoff_ms * std::ldexp(1.0, attempt) * jitter);
         delay_ms = std::max(delay_ms, a.retry_after_ms);
@@ -530,7 +530,7 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
         SleepUnlessCancelled(delay_ms, request.cancel);
         continue;
       }
-      Metrics::Get().errors.Increment();
+      metrics_->errors.Increment();
       return failure;
     }
     // Complete: release what the stop matcher held back.

@@ -30,6 +30,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/metrics.h"
 #include "llm/language_model.h"
 #include "llm/llm_config.h"
 
@@ -53,7 +54,10 @@ std::string BuildChatCompletionBody(const std::string& model, const GenerateRequ
 class OpenAiLanguageModel final : public LanguageModel {
  public:
   // FailedPrecondition when api_key_env names a variable that is not set.
-  static Result<std::unique_ptr<OpenAiLanguageModel>> Create(const OpenAiLlmConfig& config);
+  // `metrics`: where the hotline_llm_* series go (null: the process's global registry); it must
+  // outlive the model.
+  static Result<std::unique_ptr<OpenAiLanguageModel>> Create(const OpenAiLlmConfig& config,
+                                                             MetricsRegistry* metrics = nullptr);
   ~OpenAiLanguageModel() override;
 
   Result<GenerateStats> Generate(const GenerateRequest& request,
@@ -65,6 +69,7 @@ class OpenAiLanguageModel final : public LanguageModel {
   const std::string& endpoint() const { return endpoint_; }
 
   class Watchdog;
+  struct Metrics;
 
  private:
   OpenAiLanguageModel() = default;
@@ -72,6 +77,7 @@ class OpenAiLanguageModel final : public LanguageModel {
   OpenAiLlmConfig config_;
   std::string endpoint_;
   std::string auth_header_;
+  std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<Watchdog> watchdog_;
 };
 

@@ -206,11 +206,22 @@ TEST(OpenAiLlm, ServerErrorThenSuccessIsRetried) {
     }
   });
   ASSERT_TRUE(server.ok());
-  auto lm = Make(Config(**server));
-  LmRun run = Gen(*lm, Ask());
+  MetricsRegistry metrics;  // the model's series go here, not to the global registry
+  auto lm = OpenAiLanguageModel::Create(Config(**server), &metrics);
+  ASSERT_TRUE(lm.ok()) << lm.status();
+  LmRun run = Gen(**lm, Ask());
   ASSERT_TRUE(run.stats.ok()) << run.stats.status();
   EXPECT_EQ(run.text, "Your order ships on Monday, café open.");
   EXPECT_EQ((*server)->requests(), 3);
+  const Labels openai = {{"backend", "openai"}};
+  EXPECT_EQ(metrics.GetCounter("hotline_llm_requests_total", "LLM requests", openai).value(), 1u);
+  EXPECT_EQ(metrics
+                .GetCounter("hotline_llm_retries_total",
+                            "LLM requests retried before the first token", openai)
+                .value(),
+            2u);
+  EXPECT_EQ(metrics.GetCounter("hotline_llm_errors_total", "LLM requests failed", openai).value(),
+            0u);
 
   // Failing every time: 1 + max_retries attempts, then the server's message.
   auto down = LoopbackHttpServer::Start([&](const LoopbackRequest&, LoopbackResponder& r) {
