@@ -136,8 +136,9 @@ void AnswerStack::TrainClassifier(const AnswererConfig& config,
   for (const Article& a : articles) {
     if (a.intent.empty()) continue;
     for (std::string& text : SplitQuestions(a.questions)) {
-      if (NormalizeText(text).empty()) continue;
-      if (seen.emplace(NormalizeText(text), a.intent).second) {
+      std::string normalized = NormalizeText(text);
+      if (normalized.empty()) continue;
+      if (seen.emplace(std::move(normalized), a.intent).second) {
         examples.push_back(IntentExample{std::move(text), a.intent});
       }
     }

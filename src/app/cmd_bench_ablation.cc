@@ -24,7 +24,7 @@
 // retrieval, prompt, SpeechStream) and a flite synthesizer per worker. Knowledge-base answers
 // spoken directly are off in every row (kb_direct_min_score), so what no cache answers goes to
 // the model. Random weights produce unspeakable text, so the model's text is replaced, delta for
-// delta, by the words of the question's knowledge-base article (ScriptedText below): the engine
+// delta, by the words of the question's knowledge-base article (ablation::ScriptedText): the engine
 // does every token's work, the synthesizer gets real sentences, and every row speaks the same
 // words. The answer is forced to a fixed length (--answer-tokens, the model's max_tokens, with
 // the spoken-sentence limits lifted) so the rows compare fairly.
@@ -60,8 +60,6 @@
 #include <string>
 #include <vector>
 
-#include "answer/answerer.h"
-#include "answer/understand/understanding.h"
 #include "app/bench_ablation_parts.h"
 #include "app/bench_ablation_row.h"
 #include "app/cli.h"
@@ -70,14 +68,11 @@
 #include "engine/compute_pool.h"
 #include "engine/ggml_types.h"
 #include "engine/quant_model.h"
-#include "llm/engine/engine_language_model.h"
 #include "server/testing/call_load.h"
-#include "tts/synthesizer.h"
 
 namespace hotline::cli {
 namespace {
 
-using ablation::AnswerAndSpeak;
 using ablation::AskedQuestion;
 using ablation::BuildQuestionStream;
 using ablation::ReadBitextQuestions;
@@ -85,7 +80,6 @@ using ablation::ReadKbScripts;
 using ablation::RowResult;
 using ablation::RowSpec;
 using ablation::RunRow;
-using ablation::ScriptedText;
 using ablation::Setup;
 using ablation::SweepPoint;
 

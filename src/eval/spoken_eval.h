@@ -91,10 +91,10 @@ struct SpokenEvalOptions {
   bool keep_items = true;
   // The clock the stack's answer chain was built with (CallStackOptions::answer_clock). When
   // given, the run keeps time itself: the clock moves kQuestionInterval per question and past
-  // every answer-cache time to live between cells, so every cell starts with empty answer caches (L2, L3) and
-  // its figures depend neither on the cells run before it nor on how fast the machine is. Null:
-  // the stack's caches carry answers from cell to cell and expire by wall-clock time, so two runs
-  // of the same command can differ.
+  // every answer-cache time to live between cells, so every cell starts with empty answer caches
+  // (L2, L3) and its figures depend neither on the cells run before it nor on how fast the
+  // machine is. Null: the stack's caches carry answers from cell to cell and expire by
+  // wall-clock time, so two runs of the same command can differ.
   FakeClock* answer_clock = nullptr;
 };
 

@@ -213,8 +213,7 @@ Measured Measure(Tiers& tiers, const std::vector<LabelledText>& test,
     m.l2.Add(b2, t.label);
     m.l2_answer[i] = b2.intent;
     m.l3.Add(L3(tiers, t.text), t.label);
-    int d = 65;
-    m.sh.Add(SimHash(tiers, t.text, &d), t.label);
+    m.sh.Add(SimHash(tiers, t.text, nullptr), t.label);
     // Nearest fingerprint's label decides correctness at any distance.
     SimHashIndex::Match nearest = tiers.simhash.Nearest(SimHash64(NormalizeText(t.text)), 64);
     m.sh_out.push_back({-static_cast<double>(nearest.distance),

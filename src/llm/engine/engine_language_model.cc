@@ -304,7 +304,7 @@ Result<std::vector<int32_t>> EngineLanguageModel::PromptTokens(const GenerateReq
 }
 
 engine::BatchRequest EngineLanguageModel::SchedulerRequest(const GenerateRequest& request, Job* j,
-                                                           GenerationSchedule::Value& hints) {
+                                                           const GenerationSchedule::Value& hints) {
   engine::BatchRequest br;
   br.prompt = j->prompt;
   br.sampling.temperature = request.temperature;
@@ -313,8 +313,6 @@ engine::BatchRequest EngineLanguageModel::SchedulerRequest(const GenerateRequest
   br.sampling.repetition_penalty = request.repetition_penalty;
   br.sampling.seed = request.seed;
   br.sampling.max_tokens = request.max_tokens;
-  hints = {request.priority, request.deadline, 0};
-  if (request.schedule != nullptr) hints = request.schedule->Get();
   br.priority = hints.priority;
   if (hints.deadline != MonoTime{}) {
     br.deadline_hint_ms = std::max<int64_t>(
@@ -418,9 +416,15 @@ Result<GenerateStats> EngineLanguageModel::Generate(const GenerateRequest& reque
     stats.total_ms = MsBetween(t0, std::chrono::steady_clock::now());
     return stats;
   }
+  // The scheduling hints as sent with the request (read once: the job's queue priority and the
+  // scheduler's agree); AwaitText passes on later changes.
+  const GenerationSchedule::Value hints =
+      request.schedule != nullptr
+          ? request.schedule->Get()
+          : GenerationSchedule::Value{request.priority, request.deadline, 0};
   auto job = std::make_shared<Job>();
   job->kind = Job::Kind::kGenerate;
-  job->priority = request.schedule != nullptr ? request.schedule->Get().priority : request.priority;
+  job->priority = hints.priority;
   job->t0 = t0;
   job->prompt = std::move(prompt);
   job->cancel = request.cancel;
@@ -429,7 +433,6 @@ Result<GenerateStats> EngineLanguageModel::Generate(const GenerateRequest& reque
   dopt.strip_leading_space = true;  // the answer's first word, not a continuation of the prompt
   job->detok = std::make_unique<engine::StreamingDetokenizer>(*tokenizer_, dopt);
 
-  GenerationSchedule::Value hints;
   engine::BatchRequest br = SchedulerRequest(request, job.get(), hints);
   RETURN_IF_ERROR(Enqueue(job, std::move(br)));
   metrics_->requests.Increment();

@@ -107,11 +107,11 @@ class EngineLanguageModel final : public LanguageModel {
   void Deliver(Job& job, std::string text);
   // Generate's steps: the request's prompt tokens (a raw prompt, never cut; or the messages
   // fitted to the context); the scheduler's request for `job` (sampling, priority, deadline, the
-  // token callback), with the schedule's hints as sent; and the wait that streams the job's text
+  // token callback) with the schedule's `hints` as sent; and the wait that streams the job's text
   // to `on_text`, passes on new hints and cancels.
   Result<std::vector<int32_t>> PromptTokens(const GenerateRequest& request);
   engine::BatchRequest SchedulerRequest(const GenerateRequest& request, Job* job,
-                                        GenerationSchedule::Value& hints);
+                                        const GenerationSchedule::Value& hints);
   Result<GenerateStats> AwaitText(const std::shared_ptr<Job>& job, const GenerateRequest& request,
                                   const TextCallback& on_text, GenerationSchedule::Value hints);
   // Scheduler thread: the request ended.
