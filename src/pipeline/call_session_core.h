@@ -96,6 +96,25 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   int64_t dtmf_last_ms = -1;
   std::string last_peeked;  // phrase of the last partial looked up ahead
   std::string hinted_phrase;  // partial whose cached answer told the endpointer "complete"
+  // A caller's turn as the recognizer's final pass heard it, before it is answered.
+  struct HeardTurn {
+    TurnReport report;      // transcript, confidence and the ledger up to asr_final
+    Status final_status;    // Ok, or why the final pass gave no transcript
+    bool asr_slow = false;  // the final pass took longer than call.asr_timeout_ms
+    int spec_idx = -1;      // the speculative turn already speaking, or -1
+    std::string spoken;     // ... and its answer
+  };
+  // A speculative start whose final transcript reads differently, waiting for the answer strand
+  // to say whether the cached tiers answer it the same way (CheckSpeculation). The listen strand
+  // goes on hearing meanwhile; turn-level timers wait, and anything that starts a turn settles
+  // it first (as a miss: the final transcript is answered on its own).
+  struct SpeculationCheck {
+    uint64_t id = 0;
+    HeardTurn heard;
+    MonoTime asked{};
+  };
+  std::optional<SpeculationCheck> spec_check;
+  uint64_t spec_checks = 0;
 
   // ---- guarded by mu ----
   mutable std::mutex mu;
@@ -180,9 +199,17 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // The caller's turn `idx` said `text`: not heard, goodbye, a human, a prepared answer, or an
   // answer to look up.
   void RespondTo(int idx, std::shared_ptr<CancelToken> token, std::string text);
-  // The cached tiers answer `text` with exactly `spoken` (asked on the answer strand, waiting at
-  // most call.speculation_check_ms).
-  bool SameAnswer(const std::string& text, const std::string& spoken);
+  // The final transcript of a speculative start reads differently from the partial it started
+  // on: asks the answer strand whether the cached tiers answer it with the same words, and
+  // returns. The answer (or call.speculation_check_ms without one) settles the turn.
+  void CheckSpeculation(HeardTurn heard);
+  // Settles the pending check `id` (listen strand): the speculation stands when `same`.
+  void SettleSpeculation(uint64_t id, bool same);
+  // Settles a pending check as a miss when it has waited call.speculation_check_ms, or at once
+  // when `now` (something is about to start a turn). True while one is still pending.
+  bool SpeculationPending(bool now);
+  // The rest of an end of turn once it is known whether the speculative start stands.
+  void AnswerHeard(HeardTurn heard, bool speculated);
   void CheckTimers();
   // At info.max_call_ms once the agent is quiet (at the latest kTimeLimitGraceMs later, cutting
   // the turn in progress short): says call.time_limit_text, then hangs up. True once begun.

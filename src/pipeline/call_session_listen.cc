@@ -191,6 +191,7 @@ void CallSession::Core::StopPlaybackLocked() {
 }
 
 void CallSession::Core::BargeIn() {
+  SpeculationPending(/*now=*/true);
   barged = true;
   int idx;
   {

@@ -81,6 +81,17 @@ class CallSessionTest : public ::testing::Test {
       if (session_->idle()) return;
     }
   }
+  // The cached tiers answer every partial with one L3 answer (FakeAnswerer::Peek), so a stable
+  // partial has its answer prepared while the caller speaks. Returns that answer.
+  TurnAnswer CachedAnswerForPartials() {
+    recognizer_.stable_after_frames = 10;
+    TurnAnswer prepared;
+    prepared.text = "Orders ship within two days.";
+    prepared.sentences = {prepared.text};
+    prepared.tier = TurnTier::kL3;
+    answerer_.peek_answer = prepared;
+    return prepared;
+  }
   uint64_t Errors(const std::string& kind) {
     return metrics_.GetCounter("hotline_pipeline_errors_total", "", {{"kind", kind}}).value();
   }
@@ -561,12 +572,7 @@ TEST_F(CallSessionTest, DestroyedMidAnswerSendsNothingMore) {
 }
 
 TEST_F(CallSessionTest, PreparedAnswerIsSpokenWithoutAskingAgain) {
-  recognizer_.stable_after_frames = 10;
-  TurnAnswer prepared;
-  prepared.text = "Orders ship within two days.";
-  prepared.sentences = {prepared.text};
-  prepared.tier = TurnTier::kL3;
-  answerer_.peek_answer = prepared;
+  const TurnAnswer prepared = CachedAnswerForPartials();
   StartCall();
   Say();
   ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
@@ -601,13 +607,8 @@ TEST_F(CallSessionTest, APartialNoCachedTierAnswersIsPrefetchedForTheModel) {
 }
 
 TEST_F(CallSessionTest, ASpeculativeStartIsStoppedWhenTheFinalTranscriptDiffers) {
-  recognizer_.stable_after_frames = 10;
   recognizer_.final_says_more = true;
-  TurnAnswer prepared;
-  prepared.text = "Orders ship within two days.";
-  prepared.sentences = {prepared.text};
-  prepared.tier = TurnTier::kL3;
-  answerer_.peek_answer = prepared;
+  CachedAnswerForPartials();
   answerer_.peek_only_for = "where is my order";  // the longer final has no cached answer
   answerer_.reply = "Your order is cancelled.";
   StartCall();
@@ -625,13 +626,9 @@ TEST_F(CallSessionTest, ASpeculativeStartIsStoppedWhenTheFinalTranscriptDiffers)
 }
 
 TEST_F(CallSessionTest, ADifferentlyWordedFinalWithTheSameCachedAnswerKeepsTheSpeculation) {
-  recognizer_.stable_after_frames = 10;
   recognizer_.final_says_more = true;
-  TurnAnswer prepared;
-  prepared.text = "Orders ship within two days.";
-  prepared.sentences = {prepared.text};
-  prepared.tier = TurnTier::kL3;
-  answerer_.peek_answer = prepared;  // the cached tiers answer the final the same way
+  const TurnAnswer prepared = CachedAnswerForPartials();  // and the final, the same way
+  res_.call.speculation_check_ms = 1000;  // on the test's clock: Say() goes on for ~460 ms
   StartCall();
   Say();
   ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 1; }));
@@ -643,15 +640,44 @@ TEST_F(CallSessionTest, ADifferentlyWordedFinalWithTheSameCachedAnswerKeepsTheSp
   EXPECT_EQ(t.answer, prepared.text);
 }
 
+TEST_F(CallSessionTest,
+       ASpeculationCheckTheAnswerStrandCannotAnswerHoldsNeitherTheListenStrandNorTheTurn) {
+  // The look-up that would confirm a differently worded final hangs on the answer strand: the
+  // listen strand goes on taking frames, and once call.speculation_check_ms has passed on the
+  // call's clock the final transcript is answered on its own.
+  recognizer_.final_says_more = true;
+  CachedAnswerForPartials();
+  answerer_.free_peeks = 1;  // the partial's look-up answers, the final's hangs
+  res_.call.speculation_check_ms = 1000;
+  StartCall();
+  Say();  // the turn ends inside its 700 ms of silence
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard lock(answerer_.mu);
+    return answerer_.peeks.size() == 2;
+  }));
+  Feed(Silence(200));  // taken at once: nothing waits on the hanging look-up
+  EXPECT_FALSE(session_->idle());
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_misses_total", "").value(), 0u);
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_hits_total", "").value(), 0u);
+  Feed(Silence(800));  // past the check's 1000 ms: a miss
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_misses_total", "").value(), 1u);
+  EXPECT_EQ(sink_->clears(), 1);
+  answerer_.Release();  // the late look-up's reply is dropped; the final's answer runs
+  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
+  FeedUntilIdle();
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_hits_total", "").value(), 0u);
+  auto turns = session_->Turns();
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_EQ(turns[0].outcome, TurnOutcome::kSpeculationMissed);
+  EXPECT_EQ(turns[1].transcript, "where is my order and cancel it");
+  EXPECT_EQ(turns[1].answer, "Your order ships tomorrow.");
+  EXPECT_EQ(turns[1].outcome, TurnOutcome::kAnswered);
+}
+
 TEST_F(CallSessionTest, WithoutSpeculationThePreparedAnswerWaitsForTheFinal) {
   res_.call.prework_speculate = false;
-  recognizer_.stable_after_frames = 10;
   recognizer_.final_says_more = true;
-  TurnAnswer prepared;
-  prepared.text = "Orders ship within two days.";
-  prepared.sentences = {prepared.text};
-  prepared.tier = TurnTier::kL3;
-  answerer_.peek_answer = prepared;
+  CachedAnswerForPartials();
   StartCall();
   Say();
   ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
@@ -661,12 +687,7 @@ TEST_F(CallSessionTest, WithoutSpeculationThePreparedAnswerWaitsForTheFinal) {
 }
 
 TEST_F(CallSessionTest, ACachedAnswerForThePartialShortensEndpointing) {
-  recognizer_.stable_after_frames = 10;
-  TurnAnswer prepared;
-  prepared.text = "Orders ship within two days.";
-  prepared.sentences = {prepared.text};
-  prepared.tier = TurnTier::kL3;
-  answerer_.peek_answer = prepared;
+  CachedAnswerForPartials();
   StartCall();
   Feed(Silence(200));
   Feed(Vowel(600));

@@ -1,72 +1,107 @@
 // CallSession, the turns: a caller's end of turn (speculative start, final transcript, what to
 // answer), the session's timers (answer time-out, time limit, hang-up after speech, re-prompts,
 // DTMF), and the life of a turn from BeginTurn through the answer strand to FinishTurn.
-#include "pipeline/call_session.h"
-
 #include <algorithm>
 #include <chrono>
-#include <future>
-
 #include <nlohmann/json.hpp>
 
 #include "audio/codec.h"
 #include "common/log.h"
 #include "common/log_format.h"
+#include "pipeline/call_session.h"
 #include "pipeline/call_session_core.h"
 
 namespace hotline::pipeline {
 
-bool CallSession::Core::SameAnswer(const std::string& text, const std::string& spoken) {
-  // Peek reads the caller's state, which belongs to the answer strand: ask there, and wait a
-  // bounded time (a busy strand counts as "not the same").
-  auto promise = std::make_shared<std::promise<bool>>();
-  std::future<bool> same = promise->get_future();
-  auto self = shared_from_this();
-  Status posted = answerer.Post([self, promise, text, spoken] {
-    auto peeked = self->res.answerer->Peek(text, self->caller);
-    promise->set_value(peeked.ok() && peeked->has_value() && !(*peeked)->fallback &&
-                       !(*peeked)->personal && (*peeked)->text == spoken);
-  });
-  if (!posted.ok()) return false;
-  return same.wait_for(std::chrono::milliseconds(res.call.speculation_check_ms)) ==
-             std::future_status::ready &&
-         same.get();
-}
-
 void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
+  SpeculationPending(/*now=*/true);
   const double eot = NowMs();
-  TurnReport r;
+  HeardTurn heard;
+  TurnReport& r = heard.report;
   r.kind = TurnKind::kCaller;
   r.ledger.end_of_turn = eot;
   r.ledger.speech_end = eot - static_cast<double>(u.now_ms - u.speech_end_ms);
   r.ledger.speech_start = eot - static_cast<double>(u.now_ms - u.speech_start_ms);
   const bool echo = overlapped && !barged;
   std::string spec_phrase;
-  const int spec_idx = echo ? -1 : StartSpeculation(r, spec_phrase);
+  heard.spec_idx = echo ? -1 : StartSpeculation(r, spec_phrase);
   Result<asr::AsrResult> final = asr ? asr->Finish()
                                      : Result<asr::AsrResult>(UnavailableError("no ASR stream"));
   asr.reset();
   r.ledger.asr_final = NowMs();
   // A time-bounded recognizer (asr/deadline_recognizer.h, as CallStack builds it) returns
   // kDeadlineExceeded at the limit; any other is caught here after the fact.
-  const bool asr_slow =
-      (!final.ok() && final.status().code() == StatusCode::kDeadlineExceeded) ||
-      r.ledger.asr_final - eot > res.call.asr_timeout_ms;
+  heard.asr_slow = (!final.ok() && final.status().code() == StatusCode::kDeadlineExceeded) ||
+                   r.ledger.asr_final - eot > res.call.asr_timeout_ms;
   if (final.ok()) {
     r.transcript = final->text;
     r.asr_confidence = final->confidence;
+  } else {
+    heard.final_status = final.status();
   }
-  bool speculated = false;  // the speculative answer stands: the turn is already being spoken
-  std::string spoken;
+  overlapped = barged = false;
+  silence_ms = 0;
+  if (echo) {
+    // Speech over the agent that never became a barge-in: echo or a backchannel ("mm-hm").
+    r.outcome = TurnOutcome::kDiscarded;
+    std::lock_guard lock(mu);
+    turns.push_back(std::move(r));
+    turn_finished.push_back(true);
+    return;
+  }
+  if (heard.spec_idx < 0) return AnswerHeard(std::move(heard), false);
+  {
+    std::lock_guard lock(mu);
+    heard.spoken = turns[heard.spec_idx].answer;
+  }
+  if (!final.ok() || heard.asr_slow) return AnswerHeard(std::move(heard), false);
+  if (PhraseText(final->text) == spec_phrase) return AnswerHeard(std::move(heard), true);
+  // The final pass often changes a word ("how can i" → "how do i") without changing what the
+  // caller asked: the speculation stands when the cached tiers answer the final the same way.
+  CheckSpeculation(std::move(heard));
+}
+
+void CallSession::Core::CheckSpeculation(HeardTurn heard) {
+  const uint64_t id = ++spec_checks;
+  const std::string text = heard.report.transcript;
+  const std::string spoken = heard.spoken;
+  spec_check = SpeculationCheck{id, std::move(heard), clock->Now()};
+  agent_busy.fetch_add(1);  // idle() is false until it settles
+  // Peek reads the caller's state, which belongs to the answer strand: ask there. Its reply
+  // comes back to the listen strand; a busy strand counts as "not the same" once
+  // call.speculation_check_ms has passed (SpeculationPending, on the next frame).
+  auto self = shared_from_this();
+  (void)answerer.Post([self, id, text, spoken] {
+    auto peeked = self->res.answerer->Peek(text, self->caller);
+    const bool same = peeked.ok() && peeked->has_value() && !(*peeked)->fallback &&
+                      !(*peeked)->personal && (*peeked)->text == spoken;
+    (void)self->listen.Post([self, id, same] { self->SettleSpeculation(id, same); });
+  });
+}
+
+void CallSession::Core::SettleSpeculation(uint64_t id, bool same) {
+  if (!spec_check || spec_check->id != id) return;  // settled already (timed out)
+  HeardTurn heard = std::move(spec_check->heard);
+  spec_check.reset();
+  agent_busy.fetch_sub(1);
+  AnswerHeard(std::move(heard), same);
+}
+
+bool CallSession::Core::SpeculationPending(bool now) {
+  if (!spec_check) return false;
+  if (!now && MillisBetween(spec_check->asked, clock->Now()) < res.call.speculation_check_ms) {
+    return true;
+  }
+  HLOG_DEBUG("call {}: speculation check {}", LogEscape(info.call_id),
+             now ? "cut short by a new turn" : "timed out");
+  SettleSpeculation(spec_check->id, false);
+  return false;
+}
+
+void CallSession::Core::AnswerHeard(HeardTurn heard, bool speculated) {
+  TurnReport& r = heard.report;
+  const int spec_idx = heard.spec_idx;
   if (spec_idx >= 0) {
-    {
-      std::lock_guard lock(mu);
-      spoken = turns[spec_idx].answer;
-    }
-    // The final pass often changes a word ("how can i" → "how do i") without changing what the
-    // caller asked: the speculation stands when the cached tiers answer the final the same way.
-    speculated = final.ok() && !asr_slow &&
-                 (PhraseText(final->text) == spec_phrase || SameAnswer(final->text, spoken));
     if (speculated) {
       std::lock_guard lock(mu);
       TurnReport& t = turns[spec_idx];
@@ -80,16 +115,6 @@ void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
       metrics.speculation_misses.Increment();
     }
   }
-  overlapped = barged = false;
-  silence_ms = 0;
-  if (echo) {
-    // Speech over the agent that never became a barge-in: echo or a backchannel ("mm-hm").
-    r.outcome = TurnOutcome::kDiscarded;
-    std::lock_guard lock(mu);
-    turns.push_back(std::move(r));
-    turn_finished.push_back(true);
-    return;
-  }
   reprompts = 0;
   metrics.turns.Increment();
   if (!closed.load()) {
@@ -98,18 +123,19 @@ void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
   }
   if (speculated) {
     metrics.speculation_hits.Increment();
-    RememberExchange(r.transcript, spoken);
+    RememberExchange(r.transcript, heard.spoken);
     ReleaseFinish(spec_idx);
     return;
   }
   std::string text = r.transcript;
   std::shared_ptr<CancelToken> token;
   int idx = BeginTurn(std::move(r), token);
-  if (!final.ok() || asr_slow) {
-    Status s = final.ok() ? DeadlineExceededError("recognizer took longer than call.asr_timeout_ms")
-                          : final.status();  // kDeadlineExceeded from a bounded recognizer
-    Error(idx, asr_slow ? "asr_timeout" : "asr", s);
-    SpeakPrompt(idx, token, asr_slow ? res.call.busy_text : res.call.error_text,
+  if (!heard.final_status.ok() || heard.asr_slow) {
+    Status s = heard.final_status.ok()
+                   ? DeadlineExceededError("recognizer took longer than call.asr_timeout_ms")
+                   : heard.final_status;  // kDeadlineExceeded from a bounded recognizer
+    Error(idx, heard.asr_slow ? "asr_timeout" : "asr", s);
+    SpeakPrompt(idx, token, heard.asr_slow ? res.call.busy_text : res.call.error_text,
                 AfterSpeech::kNone, "");
     return;
   }
@@ -205,6 +231,8 @@ bool CallSession::Core::CheckTimeLimit(int64_t now) {
 }
 
 void CallSession::Core::CheckTimers() {
+  // The timers start turns: they wait (at most call.speculation_check_ms) for a pending check.
+  if (SpeculationPending(/*now=*/false)) return;
   const int64_t now = stream_ms.load();
   if (CheckTimeLimit(now)) return;
   if (!dtmf.empty() && dtmf_last_ms >= 0 && now - dtmf_last_ms >= res.call.dtmf_timeout_ms) {
@@ -290,6 +318,7 @@ void CallSession::Core::SubmitDtmf() {
   dtmf.clear();
   dtmf_last_ms = -1;
   if (digits.empty()) return;
+  SpeculationPending(/*now=*/true);
   TurnReport r;
   r.kind = TurnKind::kDtmf;
   r.transcript = "<" + std::to_string(digits.size()) + " keypad digits>";

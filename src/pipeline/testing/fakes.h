@@ -183,6 +183,7 @@ class FakeAnswerer : public TurnAnswerer {
   std::vector<std::string> peeks;
   std::optional<TurnAnswer> peek_answer;
   std::string peek_only_for;  // non-empty: Peek answers only this partial (nullopt otherwise)
+  int free_peeks = -1;        // >= 0: the Peek calls after this many wait for Release()
   std::atomic<bool> saw_cancel{false};
   std::atomic<int> answers_started{0};
   // AnswerHooks::schedule of the answer in progress (valid while it blocks).
@@ -192,6 +193,7 @@ class FakeAnswerer : public TurnAnswerer {
   void Release() {
     std::lock_guard lock(mu);
     block = false;
+    free_peeks = -1;
     cv.notify_all();
   }
 
@@ -243,8 +245,11 @@ class FakeAnswerer : public TurnAnswerer {
   }
   Result<std::optional<TurnAnswer>> Peek(std::string_view partial,
                                          const answer::CallerSession&) override {
-    std::lock_guard lock(mu);
+    std::unique_lock lock(mu);
     peeks.emplace_back(partial);
+    while (free_peeks >= 0 && peeks.size() > static_cast<size_t>(free_peeks)) {
+      cv.wait_for(lock, std::chrono::milliseconds(2));
+    }
     if (!peek_only_for.empty() && partial != peek_only_for) return std::optional<TurnAnswer>();
     return peek_answer;
   }
