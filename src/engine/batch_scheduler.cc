@@ -122,9 +122,12 @@ BatchScheduler::BatchScheduler(Engine& engine, const BatchSchedulerConfig& confi
 }
 
 Result<std::unique_ptr<BatchScheduler>> BatchScheduler::Create(Engine& engine,
-                                                               const BatchSchedulerConfig& config) {
+                                                               const BatchSchedulerConfig& config,
+                                                               MetricsRegistry* metrics) {
   RETURN_IF_ERROR(config.Validate());
   std::unique_ptr<BatchScheduler> s(new BatchScheduler(engine, config));
+  s->metrics_ =
+      std::make_unique<EngineMetrics>(metrics != nullptr ? *metrics : MetricsRegistry::Global());
   const ModelHParams& hp = engine.model().hparams();
   ASSIGN_OR_RETURN(KvType kv_type, ParseKvType(engine.config().kv_type));
   const KvLayout layout{hp.n_layer, hp.n_head_kv, hp.head_dim, kv_type};
@@ -247,7 +250,7 @@ void BatchScheduler::Publish() {
   s.accepted_tokens = accepted_tokens_;
   s.last_batch_sequences = last_batch_sequences_;
   s.max_batch_sequences = max_batch_sequences_;
-  EngineMetrics& m = EngineMetrics::Get();
+  EngineMetrics& m = *metrics_;
   m.running.Set(s.running);
   m.kv_blocks_total.Set(s.kv_blocks_total);
   m.kv_blocks_in_use.Set(s.kv_blocks_in_use);

@@ -63,8 +63,9 @@
 // (InvalidArgument, with the lengths); generation stops with kContextFull when the sequence
 // reaches it.
 //
-// Metrics (process-wide, on /metrics): hotline_engine_queue_depth, _running_sequences,
-// _kv_blocks_{total,in_use,cached}, _prefix_hit_tokens_total, _preemptions_total,
+// Metrics (in the registry given to Create; the process's, on /metrics, by default):
+// hotline_engine_queue_depth, _running_sequences,
+// _kv_blocks_{capacity,in_use,cached}, _prefix_hit_tokens_total, _preemptions_total,
 // _generated_tokens_total (rate = tokens/s), _steps_total, _draft_tokens_total,
 // _draft_accepted_tokens_total, and histograms _batch_sequences,
 // _batch_tokens, _first_token_seconds, _inter_token_seconds.
@@ -91,6 +92,10 @@
 #include "engine/paged_kv_cache.h"
 #include "engine/sampler.h"
 #include "engine/speculative.h"
+
+namespace hotline {
+class MetricsRegistry;
+}
 
 namespace hotline::engine {
 
@@ -172,6 +177,9 @@ struct BatchRequest {
 };
 
 class BatchScheduler;
+namespace batch_internal {
+struct EngineMetrics;
+}
 
 class RequestHandle {
  public:
@@ -224,9 +232,11 @@ struct SchedulerStats {
 
 class BatchScheduler {
  public:
-  // Borrows `engine` (must outlive the scheduler) and starts the scheduler thread.
+  // Borrows `engine` (must outlive the scheduler) and starts the scheduler thread. Its series
+  // go to `metrics` (must outlive the scheduler; null: MetricsRegistry::Global()).
   static Result<std::unique_ptr<BatchScheduler>> Create(Engine& engine,
-                                                        const BatchSchedulerConfig& config);
+                                                        const BatchSchedulerConfig& config,
+                                                        MetricsRegistry* metrics = nullptr);
   static Result<std::unique_ptr<BatchScheduler>> Create(Engine& engine) {
     return Create(engine, BatchSchedulerConfig::FromEngine(engine.config()));
   }
@@ -348,7 +358,8 @@ class BatchScheduler {
   std::vector<int32_t> other_draft_;           // Draft's second candidate
   int last_batch_sequences_ = 0;
   int max_batch_sequences_ = 0;
-  SchedulerStats published_;  // last values added to the process's metrics
+  std::unique_ptr<batch_internal::EngineMetrics> metrics_;
+  SchedulerStats published_;  // last values added to metrics_
 
   // Shared with Submit and handles.
   std::shared_ptr<RequestHandle::Wake> wake_;

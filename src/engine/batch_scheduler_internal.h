@@ -61,8 +61,8 @@ bool Before(const S& a, const S& b) {
   return a.arrival < b.arrival;
 }
 
-// Process-wide gauges of the batching scheduler on /metrics (one engine per process; with several
-// schedulers, as in tests, the gauges show the last one to publish).
+// The batching scheduler's series, in the registry it was given. Schedulers sharing a registry add
+// to its counters and histograms; its gauges show the last one to publish.
 struct EngineMetrics {
   Gauge& waiting;
   Gauge& running;
@@ -81,39 +81,39 @@ struct EngineMetrics {
   Histogram& batch_tokens;
   Histogram& first_token_s;
   Histogram& inter_token_s;
-  static EngineMetrics& Get() {
-    MetricsRegistry& r = MetricsRegistry::Global();
-    static EngineMetrics m{
-        r.GetGauge("hotline_engine_queue_depth", "Requests waiting for a batch slot"),
-        r.GetGauge("hotline_engine_running_sequences", "Sequences in the running batch"),
-        r.GetGauge("hotline_engine_kv_blocks_capacity", "KV cache blocks in the pool"),
-        r.GetGauge("hotline_engine_kv_blocks_in_use", "KV cache blocks held by sequences"),
-        r.GetGauge("hotline_engine_kv_blocks_cached", "KV cache blocks in the prefix cache"),
-        r.GetCounter("hotline_engine_prefix_hit_tokens_total",
-                     "Prompt tokens served from the prefix cache"),
-        r.GetCounter("hotline_engine_preemptions_total",
-                     "Sequences preempted for KV blocks or a batch slot"),
-        r.GetCounter("hotline_engine_joined_requests_total",
-                     "Requests that joined a forward pass already in flight"),
-        r.GetCounter("hotline_engine_prefix_copied_tokens_total",
-                     "Prompt tokens copied from another sequence's partial KV block"),
-        r.GetCounter("hotline_engine_draft_tokens_total",
-                     "Speculative draft tokens fed to the model"),
-        r.GetCounter("hotline_engine_draft_accepted_tokens_total",
-                     "Speculative draft tokens the model agreed with"),
-        r.GetCounter("hotline_engine_generated_tokens_total", "Tokens generated"),
-        r.GetCounter("hotline_engine_steps_total", "Batched forward passes"),
-        r.GetHistogram("hotline_engine_batch_sequences", "Sequences per forward pass",
-                       PowersOfTwoBuckets(1024)),
-        r.GetHistogram("hotline_engine_batch_tokens", "Tokens per forward pass",
-                       PowersOfTwoBuckets(65536)),
-        r.GetHistogram("hotline_engine_first_token_seconds", "Submit to first token",
-                       LatencyBucketsSeconds()),
-        r.GetHistogram("hotline_engine_inter_token_seconds", "Time between two tokens of a request",
-                       LatencyBucketsSeconds()),
-    };
-    return m;
-  }
+  explicit EngineMetrics(MetricsRegistry& r)
+      : waiting(r.GetGauge("hotline_engine_queue_depth", "Requests waiting for a batch slot")),
+        running(r.GetGauge("hotline_engine_running_sequences", "Sequences in the running batch")),
+        kv_blocks_total(
+            r.GetGauge("hotline_engine_kv_blocks_capacity", "KV cache blocks in the pool")),
+        kv_blocks_in_use(
+            r.GetGauge("hotline_engine_kv_blocks_in_use", "KV cache blocks held by sequences")),
+        kv_blocks_cached(
+            r.GetGauge("hotline_engine_kv_blocks_cached", "KV cache blocks in the prefix cache")),
+        prefix_hit_tokens(r.GetCounter("hotline_engine_prefix_hit_tokens_total",
+                                       "Prompt tokens served from the prefix cache")),
+        preemptions(r.GetCounter("hotline_engine_preemptions_total",
+                                 "Sequences preempted for KV blocks or a batch slot")),
+        joined(r.GetCounter("hotline_engine_joined_requests_total",
+                            "Requests that joined a forward pass already in flight")),
+        copied_prefix_tokens(
+            r.GetCounter("hotline_engine_prefix_copied_tokens_total",
+                         "Prompt tokens copied from another sequence's partial KV block")),
+        drafted_tokens(r.GetCounter("hotline_engine_draft_tokens_total",
+                                    "Speculative draft tokens fed to the model")),
+        accepted_tokens(r.GetCounter("hotline_engine_draft_accepted_tokens_total",
+                                     "Speculative draft tokens the model agreed with")),
+        generated_tokens(r.GetCounter("hotline_engine_generated_tokens_total", "Tokens generated")),
+        steps(r.GetCounter("hotline_engine_steps_total", "Batched forward passes")),
+        batch_sequences(r.GetHistogram("hotline_engine_batch_sequences",
+                                       "Sequences per forward pass", PowersOfTwoBuckets(1024))),
+        batch_tokens(r.GetHistogram("hotline_engine_batch_tokens", "Tokens per forward pass",
+                                    PowersOfTwoBuckets(65536))),
+        first_token_s(r.GetHistogram("hotline_engine_first_token_seconds", "Submit to first token",
+                                     LatencyBucketsSeconds())),
+        inter_token_s(r.GetHistogram("hotline_engine_inter_token_seconds",
+                                     "Time between two tokens of a request",
+                                     LatencyBucketsSeconds())) {}
 };
 
 }  // namespace batch_internal

@@ -212,8 +212,8 @@ void BatchScheduler::Forward(int budget_left) {
   batched_tokens_ += batch_.size();
   last_batch_sequences_ = static_cast<int>(batch_seqs_.size());
   max_batch_sequences_ = std::max(max_batch_sequences_, last_batch_sequences_);
-  EngineMetrics::Get().batch_sequences.Observe(last_batch_sequences_);
-  EngineMetrics::Get().batch_tokens.Observe(static_cast<double>(batch_.size()));
+  metrics_->batch_sequences.Observe(last_batch_sequences_);
+  metrics_->batch_tokens.Observe(static_cast<double>(batch_.size()));
   if (step_observer_) {
     step_observer_(last_batch_sequences_, static_cast<int>(batch_.size()));
   }
@@ -304,13 +304,13 @@ void BatchScheduler::Emit(Seq& s, int32_t tok) {
     Finish(s, FinishReason::kStop);
     return;
   }
-  EngineMetrics::Get().generated_tokens.Increment();
+  metrics_->generated_tokens.Increment();
   if (s.result.tokens.empty()) {
     s.result.timings.first_token_ms = Ms(now - s.submitted);
-    EngineMetrics::Get().first_token_s.Observe(s.result.timings.first_token_ms / 1000.0);
+    metrics_->first_token_s.Observe(s.result.timings.first_token_ms / 1000.0);
   } else {
     const double itl = Ms(now - s.last_token);
-    EngineMetrics::Get().inter_token_s.Observe(itl / 1000.0);
+    metrics_->inter_token_s.Observe(itl / 1000.0);
     s.itl_sum_ms += itl;
     ++s.itl_n;
     s.result.timings.inter_token_ms_max = std::max(s.result.timings.inter_token_ms_max, itl);

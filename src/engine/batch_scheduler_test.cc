@@ -225,7 +225,8 @@ TEST_F(BatchSchedulerTest, CancelFreesBlocksAndOthersContinue) {
   ASSERT_TRUE(e);
   BatchSchedulerConfig cfg;
   cfg.kv_block_tokens = 4;
-  auto s = BatchScheduler::Create(*e, cfg);
+  MetricsRegistry metrics;
+  auto s = BatchScheduler::Create(*e, cfg, &metrics);
   ASSERT_TRUE(s.ok());
   const auto prompts = Prompts(2);
   const auto want = Reference({prompts[1]}, 30);
@@ -246,15 +247,16 @@ TEST_F(BatchSchedulerTest, CancelFreesBlocksAndOthersContinue) {
   BatchResult r1 = (*h1)->Wait();
   EXPECT_EQ(r1.tokens, want[0]);
   EXPECT_EQ((*s)->stats().kv_blocks_in_use, 0);
-  // The same on /metrics (published with the stats, before the requests are reported done).
-  EXPECT_EQ(MetricsRegistry::Global()
-                .GetGauge("hotline_engine_kv_blocks_in_use", "KV cache blocks held by sequences")
+  // The same in its registry (published with the stats, before the requests are reported
+  // done): 200 blocks' worth of tokens were generated at most, none are held now.
+  EXPECT_EQ(metrics.GetGauge("hotline_engine_kv_blocks_in_use", "KV cache blocks held by sequences")
                 .value(),
             0.0);
-  EXPECT_GT(MetricsRegistry::Global()
-                .GetCounter("hotline_engine_generated_tokens_total", "Tokens generated")
-                .value(),
-            0u);
+  EXPECT_EQ(metrics.GetCounter("hotline_engine_generated_tokens_total", "Tokens generated").value(),
+            r.tokens.size() + r1.tokens.size());
+  EXPECT_GT(
+      metrics.GetGauge("hotline_engine_kv_blocks_capacity", "KV cache blocks in the pool").value(),
+      0.0);
 }
 
 TEST_F(BatchSchedulerTest, MaxSeqLenAndBadInputAreClearErrors) {

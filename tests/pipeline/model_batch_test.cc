@@ -161,12 +161,10 @@ TEST_F(ModelBatchTest, SixteenSimultaneousModelTurnsReachTheEngineAsOneBatch) {
   EXPECT_EQ(model->counters().requests, static_cast<uint64_t>(kCalls));
   const engine::SchedulerStats stats = model->scheduler_stats();
   EXPECT_GE(stats.max_batch_sequences, 8) << "most sequences in one pass";
-  // The same figure as the process exports it (hotline_engine_batch_sequences): passes that
-  // carried more than 8 sequences.
+  // The same figure as the stack's registry exports it (hotline_engine_batch_sequences): passes
+  // that carried more than 8 sequences.
   const Histogram::Snapshot batches =
-      MetricsRegistry::Global()
-          .GetHistogram("hotline_engine_batch_sequences", "", PowersOfTwoBuckets(1024))
-          .Snap();
+      metrics_.GetHistogram("hotline_engine_batch_sequences", "", PowersOfTwoBuckets(1024)).Snap();
   uint64_t at_most_8 = 0;
   for (size_t i = 0; i < batches.upper_bounds.size(); ++i) {
     if (batches.upper_bounds[i] == 8) at_most_8 = batches.cumulative_counts[i];

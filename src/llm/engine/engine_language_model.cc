@@ -123,7 +123,7 @@ Result<std::unique_ptr<EngineLanguageModel>> EngineLanguageModel::Create(
   // The model's own queue bound (max_queue) is enforced before submitting.
   bc.max_queue = std::max(config.max_queue * 2, 16);
   bc.defer_horizon_ms = config.defer_horizon_ms;
-  ASSIGN_OR_RETURN(m->batch_, engine::BatchScheduler::Create(*m->engine_, bc));
+  ASSIGN_OR_RETURN(m->batch_, engine::BatchScheduler::Create(*m->engine_, bc, metrics));
   HLOG_INFO("llm: engine backend on {} (chat format {}, batch {}, queue {})",
             config.engine.model_path, engine::ChatFormatName(m->template_->format()),
             config.engine.max_batch_size, config.max_queue);

@@ -56,8 +56,8 @@ class EngineLanguageModel final : public LanguageModel {
   // How often a blocked Generate looks at its CancelToken.
   static constexpr int kPollMs = 5;
 
-  // `metrics`: where the hotline_llm_* series go (null: the process's global registry); it must
-  // outlive the model.
+  // `metrics`: where the hotline_llm_* series and its batch scheduler's hotline_engine_* series
+  // go (null: the process's global registry); it must outlive the model.
   static Result<std::unique_ptr<EngineLanguageModel>> Create(const LlmEngineConfig& config,
                                                              MetricsRegistry* metrics = nullptr);
   ~EngineLanguageModel() override;

@@ -401,6 +401,10 @@ TEST_F(EngineLmTest, ItsSeriesGoToTheRegistryItWasGiven) {
             std::string::npos)
       << mine.ExposeText();
   EXPECT_EQ(global_requests.value(), global_before);
+  // Its batch scheduler's series too.
+  EXPECT_GE(mine.GetCounter("hotline_engine_generated_tokens_total", "Tokens generated").value(),
+            static_cast<uint64_t>(r.stats->generated_tokens));
+  EXPECT_GE(mine.GetCounter("hotline_engine_steps_total", "Batched forward passes").value(), 1u);
 }
 
 TEST_F(EngineLmTest, ConcurrentCallsFromFourThreadsAllComplete) {
