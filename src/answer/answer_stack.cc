@@ -201,7 +201,7 @@ Status AnswerStack::BuildIntentTier(const AnswererConfig& config,
     RETURN_IF_ERROR(intent_cache_->AddTemplate(std::move(t)).WithContext("L1 template"));
   }
   report_.l1_templates = intent_cache_->size();
-  l1_ = std::make_unique<IntentTier>(*intent_cache_, tools_.get());
+  l1_ = std::make_unique<IntentTier>(*intent_cache_, tools_.get(), metrics_);
   return Status::Ok();
 }
 
@@ -218,7 +218,7 @@ void AnswerStack::BuildSemanticTier(const AnswererConfig& config,
   l2_store_ = std::make_shared<StoreBackedAnswerStore>(store_.get(),
                                                        std::chrono::milliseconds(config.l3.ttl_ms));
   semantic_ = std::make_unique<SemanticCache>(config.semantic_cache, space, l2_store_);
-  l2_ = std::make_unique<SemanticTier>(*semantic_);
+  l2_ = std::make_unique<SemanticTier>(*semantic_, metrics_);
 }
 
 Result<std::unique_ptr<AnswerStack>> AnswerStack::Build(const AnswererConfig& config,
@@ -227,6 +227,7 @@ Result<std::unique_ptr<AnswerStack>> AnswerStack::Build(const AnswererConfig& co
   RETURN_IF_ERROR(ValidateConfig(config).WithContext("answer"));
   std::unique_ptr<AnswerStack> s(new AnswerStack());
   s->clock_ = options.clock ? options.clock : &SystemClock::Get();
+  s->metrics_ = options.metrics;
 
   ASSIGN_OR_RETURN(s->store_, Store::Create(store_config, s->clock_));
   ASSIGN_OR_RETURN(std::vector<Article> articles, s->OpenKnowledgeBase(config, options));
@@ -250,6 +251,7 @@ Result<std::unique_ptr<AnswerStack>> AnswerStack::Build(const AnswererConfig& co
   parts.identifier = s->identifier_.get();
   parts.llm = options.llm;
   parts.clock = s->clock_;
+  parts.metrics = options.metrics;
   ASSIGN_OR_RETURN(s->answerer_, Answerer::Create(config, std::move(parts)));
   HLOG_INFO("answer stack: {} articles, intent classifier {} intents from {} questions in {:.0f} ms "
             "(threshold {:.3f}: {:.1f}% of held-out folds accepted at {:.1f}% precision), "

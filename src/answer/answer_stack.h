@@ -53,7 +53,8 @@ struct AnswerStackOptions {
   std::string accounts_path;    // accounts database; "" = in-memory demo accounts
   llm::LanguageModel* llm = nullptr;  // borrowed; null = no LLM tier
   const Clock* clock = nullptr;       // null = the system clock
-  MetricsRegistry* metrics = nullptr;  // verification counters; null = the global registry
+  // Verification counters, the tiers' refusals and the LLM gate; null = the global registry.
+  MetricsRegistry* metrics = nullptr;
 };
 
 // What Build did, for logs and the start-up banner.
@@ -107,6 +108,7 @@ class AnswerStack {
 
   AnswerStackReport report_;
   const Clock* clock_ = nullptr;
+  MetricsRegistry* metrics_ = nullptr;  // null: the global registry
   std::unique_ptr<Store> store_;
   std::unique_ptr<KnowledgeBase> kb_;
   std::unique_ptr<AccountsDb> accounts_;

@@ -9,12 +9,11 @@ namespace {
 
 // A cache tier that had a candidate and refused it as unsafe (counted for /metrics and the
 // dashboard): the intent classifier below its calibrated threshold (L1), a meaning guard (L2).
-void CountReject(const char* tier, std::string_view reason) {
-  MetricsRegistry::Global()
-      .GetCounter("hotline_answer_cache_rejects_total",
-                  "Cache candidates refused as unsafe, by tier and reason",
-                  {{"tier", tier}, {"reason", std::string(reason)}})
-      .Increment();
+Counter& Rejects(MetricsRegistry* metrics, const char* tier, const char* reason) {
+  MetricsRegistry& r = metrics != nullptr ? *metrics : MetricsRegistry::Global();
+  return r.GetCounter("hotline_answer_cache_rejects_total",
+                      "Cache candidates refused as unsafe, by tier and reason",
+                      {{"tier", tier}, {"reason", reason}});
 }
 
 // Runs template tools through the registry for one caller and keeps the values they returned.
@@ -43,6 +42,10 @@ class RegistrySlotTool : public SlotTool {
 
 }  // namespace
 
+IntentTier::IntentTier(const IntentCache& cache, const ToolRegistry* tools,
+                       MetricsRegistry* metrics)
+    : cache_(cache), tools_(tools), rejects_(Rejects(metrics, "l1", "low_confidence")) {}
+
 Result<std::optional<TierAnswer>> IntentTier::Lookup(const Question& q, const CallerSession& caller) {
   if (!q.prediction) return std::optional<TierAnswer>();
   std::optional<RegistrySlotTool> tool;
@@ -54,7 +57,7 @@ Result<std::optional<TierAnswer>> IntentTier::Lookup(const Question& q, const Ca
                r.intent, r.reason, q.prediction->probability, q.prediction->runner_up,
                q.prediction->margin, q.prediction->top_two);
     if (!q.prediction->intent.empty() && !q.prediction->accepted) {
-      CountReject("l1", "low_confidence");
+      rejects_.Increment();
     }
     return std::optional<TierAnswer>();
   }
@@ -78,6 +81,9 @@ Result<std::optional<TierAnswer>> IntentTier::Peek(const Question& q) {
   return std::optional<TierAnswer>(TierAnswer{std::move(r.text), false, {}});
 }
 
+SemanticTier::SemanticTier(SemanticCache& cache, MetricsRegistry* metrics)
+    : cache_(cache), rejects_(Rejects(metrics, "l2", "meaning_guard")) {}
+
 Result<std::optional<TierAnswer>> SemanticTier::Lookup(const Question& q, const CallerSession&) {
   return Find(q, /*count=*/true);
 }
@@ -88,7 +94,7 @@ Result<std::optional<TierAnswer>> SemanticTier::Find(const Question& q, bool cou
   if (!r.hit) {
     if (!r.blocked_by.empty()) {
       HLOG_DEBUG("L2 candidate blocked by the {} guard", r.blocked_by);
-      if (count) CountReject("l2", "meaning_guard");
+      if (count) rejects_.Increment();
     }
     return std::optional<TierAnswer>();
   }

@@ -30,12 +30,19 @@
 #include "answer/cache/intent_cache.h"
 #include "answer/cache/semantic_cache.h"
 
+namespace hotline {
+class Counter;
+class MetricsRegistry;
+}  // namespace hotline
+
 namespace hotline::answer {
 
 class IntentTier : public AnswerTier {
  public:
-  // `cache` and `tools` (may be null: tool templates then miss) must outlive the tier.
-  IntentTier(const IntentCache& cache, const ToolRegistry* tools) : cache_(cache), tools_(tools) {}
+  // `cache` and `tools` (may be null: tool templates then miss) must outlive the tier; so must
+  // `metrics` (its refusals, hotline_answer_cache_rejects_total; null: the global registry).
+  IntentTier(const IntentCache& cache, const ToolRegistry* tools,
+             MetricsRegistry* metrics = nullptr);
 
   Result<std::optional<TierAnswer>> Lookup(const Question& q, const CallerSession& caller) override;
   Status Learn(const Question& q, std::string_view answer,
@@ -45,12 +52,13 @@ class IntentTier : public AnswerTier {
  private:
   const IntentCache& cache_;
   const ToolRegistry* tools_;
+  Counter& rejects_;  // below the classifier's calibrated threshold
 };
 
 class SemanticTier : public AnswerTier {
  public:
-  // `cache` must outlive the tier.
-  explicit SemanticTier(SemanticCache& cache) : cache_(cache) {}
+  // `cache` and `metrics` (null: the global registry) must outlive the tier.
+  explicit SemanticTier(SemanticCache& cache, MetricsRegistry* metrics = nullptr);
 
   Result<std::optional<TierAnswer>> Lookup(const Question& q, const CallerSession& caller) override;
   Status Learn(const Question& q, std::string_view answer,
@@ -65,6 +73,7 @@ class SemanticTier : public AnswerTier {
   // Lookup and Peek; `count`: a guard's refusal is counted (Lookup only).
   Result<std::optional<TierAnswer>> Find(const Question& q, bool count);
   SemanticCache& cache_;
+  Counter& rejects_;  // candidates the meaning guard refused
 };
 
 }  // namespace hotline::answer

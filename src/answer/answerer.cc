@@ -81,6 +81,7 @@ Result<std::unique_ptr<Answerer>> Answerer::Create(AnswererConfig config, Answer
   RETURN_IF_ERROR(ValidateConfig(config).WithContext("answerer"));
   if (!parts.understand) return InvalidArgumentError("answerer needs an understander");
   if (!parts.clock) parts.clock = &SystemClock::Get();
+  if (!parts.metrics) parts.metrics = &MetricsRegistry::Global();
   if (!parts.count_tokens && parts.llm) {
     parts.count_tokens = [model = parts.llm](std::string_view text) { return model->CountTokens(text); };
   }
@@ -462,10 +463,10 @@ bool Answerer::GateAllows(const Question& q, const std::vector<Passage>& passage
   if (check.decision.pass) return true;
   const std::string_view reason = LlmGateReasonName(check.decision.reason);
   stats_.llm_gated.fetch_add(1, std::memory_order_relaxed);
-  MetricsRegistry::Global()
-      .GetCounter("hotline_answer_llm_gated_total",
-                  "Turns the LLM gate sent to the fallback instead of the model, by reason",
-                  {{"reason", std::string(reason)}})
+  parts_.metrics
+      ->GetCounter("hotline_answer_llm_gated_total",
+                   "Turns the LLM gate sent to the fallback instead of the model, by reason",
+                   {{"reason", std::string(reason)}})
       .Increment();
   HLOG_DEBUG("LLM gate: {} (asr confidence {:.3f}, intent top-two {:.3f})", reason,
              check.input.asr_confidence.value_or(-1), check.input.intent_top_two.value_or(-1));

@@ -293,6 +293,7 @@ struct AnswererParts {
   llm::LanguageModel* llm = nullptr;
   TokenCounter count_tokens;  // null: llm->CountTokens when a model is given, else an estimate
   const Clock* clock = nullptr;  // null: the system clock
+  MetricsRegistry* metrics = nullptr;  // hotline_answer_llm_gated_total; null: the global registry
 };
 
 struct AnswererStats {

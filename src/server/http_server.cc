@@ -9,30 +9,34 @@
 #include "server/server_internal.h"
 
 namespace hotline::server {
+namespace {
+constexpr const char* kResponsesHelp = "HTTP responses sent, by status class";
+}  // namespace
 
-ServerMetrics& ServerMetrics::Get() {
-  static ServerMetrics* m = [] {
-    auto& r = MetricsRegistry::Global();
-    const char* req_help = "HTTP responses sent, by status class";
-    return new ServerMetrics{
-        r.GetGauge("hotline_server_connections_active", "Open HTTP and WebSocket connections"),
-        r.GetCounter("hotline_server_connections_total", "Connections accepted"),
-        r.GetCounter("hotline_server_connections_rejected_total",
-                     "Connections over max_connections (answered 503 / close 1013, or dropped)"),
-        r.GetCounter("hotline_server_http_responses_total", req_help, {{"class", "2xx"}}),
-        r.GetCounter("hotline_server_http_responses_total", req_help, {{"class", "4xx"}}),
-        r.GetCounter("hotline_server_http_responses_total", req_help, {{"class", "5xx"}}),
-        r.GetHistogram("hotline_server_http_request_seconds",
-                       "Time from a request's arrival to its last response byte written",
-                       LatencyBucketsSeconds()),
-        r.GetCounter("hotline_server_ws_messages_received_total", "WebSocket messages received"),
-        r.GetCounter("hotline_server_ws_messages_sent_total", "WebSocket messages sent"),
-        r.GetCounter("hotline_server_ws_too_big_total",
-                     "WebSockets closed with 1009 for a message over max_ws_message_bytes"),
-    };
-  }();
-  return *m;
-}
+ServerMetrics::ServerMetrics(MetricsRegistry& r)
+    : connections_active(
+          r.GetGauge("hotline_server_connections_active", "Open HTTP and WebSocket connections")),
+      connections_total(r.GetCounter("hotline_server_connections_total", "Connections accepted")),
+      connections_rejected(
+          r.GetCounter("hotline_server_connections_rejected_total",
+                       "Connections over max_connections (answered 503 / close 1013, or dropped)")),
+      requests_2xx(
+          r.GetCounter("hotline_server_http_responses_total", kResponsesHelp, {{"class", "2xx"}})),
+      requests_4xx(
+          r.GetCounter("hotline_server_http_responses_total", kResponsesHelp, {{"class", "4xx"}})),
+      requests_5xx(
+          r.GetCounter("hotline_server_http_responses_total", kResponsesHelp, {{"class", "5xx"}})),
+      request_seconds(
+          r.GetHistogram("hotline_server_http_request_seconds",
+                         "Time from a request's arrival to its last response byte written",
+                         LatencyBucketsSeconds())),
+      ws_messages_received(
+          r.GetCounter("hotline_server_ws_messages_received_total", "WebSocket messages received")),
+      ws_messages_sent(
+          r.GetCounter("hotline_server_ws_messages_sent_total", "WebSocket messages sent")),
+      ws_too_big(r.GetCounter("hotline_server_ws_too_big_total",
+                              "WebSockets closed with 1009 for a message over "
+                              "max_ws_message_bytes")) {}
 
 void ServerMetrics::CountStatus(int status) {
   if (status >= 500) {
@@ -148,18 +152,22 @@ class Acceptor : public std::enable_shared_from_this<Acceptor> {
 
 }  // namespace
 
-HttpServer::HttpServer(const ServerConfig& config) : shared_(std::make_shared<Shared>(config)) {}
+HttpServer::HttpServer(const ServerConfig& config, MetricsRegistry& metrics)
+    : shared_(std::make_shared<Shared>(config, metrics)) {}
 
-Result<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerConfig& config) {
+Result<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerConfig& config,
+                                                       MetricsRegistry* metrics) {
   RETURN_IF_ERROR(ValidateConfig(config).WithContext("server"));
-  std::unique_ptr<HttpServer> server(new HttpServer(config));
+  std::unique_ptr<HttpServer> server(
+      new HttpServer(config, metrics != nullptr ? *metrics : MetricsRegistry::Global()));
   Status s = server->Handle("GET", "/healthz", [](const Request&, const CancelToken&) {
     return Response::Text(200, "ok\n");
   });
   if (s.ok()) {
-    s = server->Handle("GET", "/metrics", [](const Request&, const CancelToken&) {
-      RefreshProcessMetrics(MetricsRegistry::Global());
-      Response r = Response::Text(200, MetricsRegistry::Global().ExposeText());
+    MetricsRegistry* registry = &server->shared_->registry;
+    s = server->Handle("GET", "/metrics", [registry](const Request&, const CancelToken&) {
+      RefreshProcessMetrics(*registry);
+      Response r = Response::Text(200, registry->ExposeText());
       r.content_type = "text/plain; version=0.0.4; charset=utf-8";
       return r;
     });
@@ -323,5 +331,7 @@ int HttpServer::active_connections() const {
   std::lock_guard lock(shared_->mu);
   return shared_->admitted + shared_->rejecting;
 }
+
+MetricsRegistry& HttpServer::metrics_registry() const { return shared_->registry; }
 
 }  // namespace hotline::server

@@ -11,8 +11,9 @@
 //
 // Routing is by exact path (the query is not part of it); a path with no route gets 404, a
 // route with another method 405. Built in: GET /healthz (200 "ok"), GET /readyz (200 "ready", or
-// 503 with the readiness callback's message), GET /metrics (Prometheus text of
-// MetricsRegistry::Global()).
+// 503 with the readiness callback's message), GET /metrics (Prometheus text of the server's
+// registry: the one given to Create, MetricsRegistry::Global() by default; the server's own
+// hotline_server_* series and those of what is installed on it, such as the OpenAI API, go there).
 //
 // Threads: one io_context run by config.io_threads threads; every connection lives on its own
 // strand, so its handlers never run concurrently. I/O threads never block: Handle and
@@ -40,6 +41,10 @@
 #include "server/http_types.h"
 #include "server/server_config.h"
 
+namespace hotline {
+class MetricsRegistry;
+}
+
 namespace hotline::server {
 
 // Readiness: OK when the process can take traffic; otherwise the reason (e.g. "model loading").
@@ -47,7 +52,9 @@ using ReadinessCheck = std::function<Status()>;
 
 class HttpServer {
  public:
-  static Result<std::unique_ptr<HttpServer>> Create(const ServerConfig& config);
+  // `metrics` must outlive the server (null: MetricsRegistry::Global()).
+  static Result<std::unique_ptr<HttpServer>> Create(const ServerConfig& config,
+                                                    MetricsRegistry* metrics = nullptr);
   ~HttpServer();
 
   HttpServer(const HttpServer&) = delete;
@@ -73,11 +80,13 @@ class HttpServer {
   std::string Url(std::string_view path = "", std::string_view scheme = "http") const;
   // Connections currently open (HTTP and WebSocket).
   int active_connections() const;
+  // The registry /metrics exposes.
+  MetricsRegistry& metrics_registry() const;
 
   struct Shared;
 
  private:
-  explicit HttpServer(const ServerConfig& config);
+  HttpServer(const ServerConfig& config, MetricsRegistry& metrics);
   Status AddRoute(std::string method, std::string path, Handler handler, StreamHandler stream,
                   WebSocketFactory ws);
 

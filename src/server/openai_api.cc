@@ -80,22 +80,19 @@ struct ApiMetrics {
   Counter& failed;
   Counter& tokens_generated;
   Histogram& first_token_seconds;
-  static ApiMetrics& Get() {
-    static ApiMetrics* m = [] {
-      auto& r = MetricsRegistry::Global();
-      return new ApiMetrics{
-          r.GetCounter("hotline_openai_requests_total", "Chat completion requests"),
-          r.GetCounter("hotline_openai_bad_requests_total", "Chat completion requests refused 400"),
-          r.GetCounter("hotline_openai_cancelled_total",
-                       "Chat completions cancelled by a client disconnect"),
-          r.GetCounter("hotline_openai_failed_total", "Chat completions failed in the backend"),
-          r.GetCounter("hotline_openai_tokens_generated_total", "Tokens generated for the API"),
-          r.GetHistogram("hotline_openai_first_token_seconds",
-                         "Request start to first streamed text", LatencyBucketsSeconds()),
-      };
-    }();
-    return *m;
-  }
+  explicit ApiMetrics(MetricsRegistry& r)
+      : requests(r.GetCounter("hotline_openai_requests_total", "Chat completion requests")),
+        bad_requests(r.GetCounter("hotline_openai_bad_requests_total",
+                                  "Chat completion requests refused 400")),
+        cancelled(r.GetCounter("hotline_openai_cancelled_total",
+                               "Chat completions cancelled by a client disconnect")),
+        failed(
+            r.GetCounter("hotline_openai_failed_total", "Chat completions failed in the backend")),
+        tokens_generated(
+            r.GetCounter("hotline_openai_tokens_generated_total", "Tokens generated for the API")),
+        first_token_seconds(r.GetHistogram("hotline_openai_first_token_seconds",
+                                           "Request start to first streamed text",
+                                           LatencyBucketsSeconds())) {}
 };
 
 // Field readers that fill `error` and return false on a wrong type or range.
@@ -345,12 +342,13 @@ namespace {
 
 class ChatApi {
  public:
-  ChatApi(std::shared_ptr<llm::LanguageModel> model, const OpenAiApiConfig& config)
+  ChatApi(std::shared_ptr<llm::LanguageModel> model, const OpenAiApiConfig& config,
+          MetricsRegistry& metrics)
       : model_(std::move(model)),
         config_(config),
         model_id_(config.model_id.empty() ? model_->name() : config.model_id),
         created_(UnixSeconds()),
-        metrics_(ApiMetrics::Get()) {}
+        metrics_(metrics) {}
 
   Response Models() const {
     json data = json::array();
@@ -508,7 +506,7 @@ class ChatApi {
   OpenAiApiConfig config_;
   std::string model_id_;
   int64_t created_;
-  ApiMetrics& metrics_;
+  ApiMetrics metrics_;
 };
 
 }  // namespace
@@ -517,7 +515,7 @@ Status InstallOpenAiApi(HttpServer& server, std::shared_ptr<llm::LanguageModel> 
                         const OpenAiApiConfig& config) {
   if (!model) return InvalidArgumentError("the OpenAI API needs a language model");
   RETURN_IF_ERROR(config.Validate().WithContext("server.openai"));
-  auto api = std::make_shared<ChatApi>(std::move(model), config);
+  auto api = std::make_shared<ChatApi>(std::move(model), config, server.metrics_registry());
   RETURN_IF_ERROR(server.Handle("GET", "/v1/models", [api](const Request&, const CancelToken&) {
     return api->Models();
   }));

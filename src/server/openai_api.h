@@ -57,7 +57,8 @@ bool ParseCompletionRequest(std::string_view body, const OpenAiApiConfig& config
                             ChatCompletionRequest& out, ChatRequestError& error);
 
 // Registers /v1/chat/completions, /v1/completions and /v1/models on `server` (before Start()).
-// `model` is shared with the caller and must stay usable until the server has stopped.
+// `model` is shared with the caller and must stay usable until the server has stopped. Its
+// hotline_openai_* series go to the server's registry (HttpServer::metrics_registry).
 Status InstallOpenAiApi(HttpServer& server, std::shared_ptr<llm::LanguageModel> model,
                         const OpenAiApiConfig& config);
 

@@ -51,7 +51,7 @@ struct ServerMetrics {
   Counter& ws_messages_received;
   Counter& ws_messages_sent;
   Counter& ws_too_big;
-  static ServerMetrics& Get();
+  explicit ServerMetrics(MetricsRegistry& r);
   void CountStatus(int status);
 };
 
@@ -66,10 +66,11 @@ class Session {
 };
 
 struct HttpServer::Shared {
-  explicit Shared(const ServerConfig& c) : config(c), metrics(ServerMetrics::Get()) {}
+  Shared(const ServerConfig& c, MetricsRegistry& r) : config(c), registry(r), metrics(r) {}
 
   const ServerConfig config;
-  ServerMetrics& metrics;
+  MetricsRegistry& registry;  // what /metrics exposes
+  ServerMetrics metrics;
   std::map<std::string, std::vector<Route>, std::less<>> routes;  // by path
   ReadinessCheck readiness;
   std::unique_ptr<ThreadPool> workers;

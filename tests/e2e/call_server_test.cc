@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/build_paths.h"
+#include "common/metrics.h"
 #include "net/http_client.h"
 
 namespace hotline {
@@ -31,11 +32,14 @@ int HttpStatusOf(const std::string& url, const std::string& token = "") {
   return r.ok() ? r->status : -1;
 }
 
-// A call stack over the demo knowledge base, its SQLite copy at Scratch(`db`).
-std::unique_ptr<pipeline::CallStack> DemoStack(const std::string& db) {
+// A call stack over the demo knowledge base, its SQLite copy at Scratch(`db`); its series in
+// `metrics` (null: the global registry).
+std::unique_ptr<pipeline::CallStack> DemoStack(const std::string& db,
+                                               MetricsRegistry* metrics = nullptr) {
   pipeline::CallStackOptions o;
   o.kb_db = Scratch(db);
   o.kb_csv = kKbCsv;
+  o.metrics = metrics;
   auto stack = pipeline::CallStack::Build(o);
   EXPECT_TRUE(stack.ok()) << stack.status();
   return stack.ok() ? std::move(*stack) : nullptr;
@@ -82,6 +86,37 @@ TEST(CallServer, ServesEveryRouteAndDrains) {
   node->reset();
   stack.reset();
   std::filesystem::remove(Scratch("kb.sqlite"));
+}
+
+TEST(CallServer, ANodeKeepsEverySeriesInItsStacksRegistry) {
+  // The HTTP server, the call cap, the endpoints and the answer tiers of one node all count in
+  // the registry its call stack was built with, and /metrics shows that registry.
+  MetricsRegistry mine;
+  auto stack = DemoStack("kb3.sqlite", &mine);
+  ASSERT_NE(stack, nullptr);
+  Counter& global_connections = MetricsRegistry::Global().GetCounter(
+      "hotline_server_connections_total", "Connections accepted");
+  const uint64_t global_before = global_connections.value();
+  server::CallServerOptions options;
+  options.server.port = 0;
+  auto node = server::CallServer::Create(*stack, options);
+  ASSERT_TRUE(node.ok()) << node.status();
+  ASSERT_TRUE((*node)->Start().ok());
+  EXPECT_EQ(HttpStatusOf((*node)->http().Url("/healthz")), 200);
+  auto metrics = net::HttpClient().Send(net::HttpRequest::Get((*node)->http().Url("/metrics")));
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  for (const char* series :
+       {"\nhotline_server_connections_total ", "\nhotline_calls_ended_total{",
+        "\nhotline_answer_cache_rejects_total{", "\nhotline_process_resident_memory_bytes "}) {
+    EXPECT_NE(metrics->body.find(series), std::string::npos) << series;
+  }
+  EXPECT_GE(mine.GetCounter("hotline_server_connections_total", "Connections accepted").value(),
+            2u);
+  EXPECT_EQ(global_connections.value(), global_before);
+  (*node)->Stop();
+  node->reset();
+  stack.reset();
+  std::filesystem::remove(Scratch("kb3.sqlite"));
 }
 
 TEST(CallServer, AnAdminTokenIsNotRequiredButWithoutOneTheApiIsOff) {

@@ -44,24 +44,28 @@ Result<std::unique_ptr<CallServer>> CallServer::Create(pipeline::CallStack& stac
   std::unique_ptr<CallServer> n(new CallServer());
   n->options_ = options;
   const pipeline::CallResources& resources = stack.resources();
+  // One registry for the whole node: the stack's (its calls, answers and model), so /metrics and
+  // the dashboard show them beside the endpoints' and the HTTP server's series.
+  MetricsRegistry* metrics =
+      resources.metrics != nullptr ? resources.metrics : &MetricsRegistry::Global();
   // One cap for the calls on every transport.
-  n->registry_ = std::make_shared<CallRegistry>(options.calls);
-  n->dashboard_ = std::make_unique<Dashboard>(MetricsRegistry::Global(), DashboardOptions{},
+  n->registry_ = std::make_shared<CallRegistry>(options.calls, metrics);
+  n->dashboard_ = std::make_unique<Dashboard>(*metrics, DashboardOptions{},
                                               [r = n->registry_] { return r->active(); });
-  auto twilio = TwilioEndpoint::Create(resources, options.twilio, nullptr, n->registry_);
+  auto twilio = TwilioEndpoint::Create(resources, options.twilio, metrics, n->registry_);
   if (!twilio.ok()) return twilio.status().WithContext("twilio endpoint");
   n->twilio_ = std::move(*twilio);
-  auto softphone = SoftphoneEndpoint::Create(resources, {}, nullptr, n->registry_);
+  auto softphone = SoftphoneEndpoint::Create(resources, {}, metrics, n->registry_);
   if (!softphone.ok()) return softphone.status().WithContext("softphone endpoint");
   n->softphone_ = std::move(*softphone);
-  ASSIGN_OR_RETURN(n->http_, HttpServer::Create(options.server));
+  ASSIGN_OR_RETURN(n->http_, HttpServer::Create(options.server, metrics));
   HttpServer& http = *n->http_;
   RETURN_IF_ERROR(http.HandleWebSocket("/twilio", n->twilio_->Factory()));
   RETURN_IF_ERROR(http.HandleWebSocket("/softphone/ws", n->softphone_->Factory()));
   RETURN_IF_ERROR(RegisterWebPages(http));
   RETURN_IF_ERROR(n->dashboard_->Register(http));
   if (options.audiosocket.port >= 0) {
-    auto as = AudioSocketServer::Create(resources, options.audiosocket, nullptr, n->registry_);
+    auto as = AudioSocketServer::Create(resources, options.audiosocket, metrics, n->registry_);
     if (!as.ok()) return as.status().WithContext("audiosocket");
     n->audiosocket_ = std::move(*as);
   }
