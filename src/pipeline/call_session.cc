@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <future>
 
 #include <nlohmann/json.hpp>
 

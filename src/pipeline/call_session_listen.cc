@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <future>
 
 #include <nlohmann/json.hpp>
 
