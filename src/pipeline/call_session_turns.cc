@@ -71,12 +71,13 @@ void CallSession::Core::CheckSpeculation(HeardTurn heard) {
   // comes back to the listen strand; a busy strand counts as "not the same" once
   // call.speculation_check_ms has passed (SpeculationPending, on the next frame).
   auto self = shared_from_this();
-  (void)answerer.Post([self, id, text, spoken] {
+  Status posted = answerer.Post([self, id, text, spoken] {
     auto peeked = self->res.answerer->Peek(text, self->caller);
     const bool same = peeked.ok() && peeked->has_value() && !(*peeked)->fallback &&
                       !(*peeked)->personal && (*peeked)->text == spoken;
     (void)self->listen.Post([self, id, same] { self->SettleSpeculation(id, same); });
   });
+  if (!posted.ok()) SettleSpeculation(id, false);  // an overloaded answer strand: not the same
 }
 
 void CallSession::Core::SettleSpeculation(uint64_t id, bool same) {
