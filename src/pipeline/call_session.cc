@@ -138,11 +138,19 @@ Result<std::unique_ptr<CallSession>> CallSession::Create(const CallResources& re
   ASSIGN_OR_RETURN(audio::FrameChunker chunker, audio::FrameChunker::Create(in_rate));
   auto core = std::make_shared<Core>(resources, std::move(info), std::move(sink), std::move(vad),
                                      std::move(chunker));
-  ASSIGN_OR_RETURN(core->synth, resources.make_synthesizer());
-  if (core->synth->sample_rate_hz() != in_rate) {
-    ASSIGN_OR_RETURN(core->out_resampler, audio::Resampler::Create(core->synth->sample_rate_hz(),
-                                                                   in_rate, resources.resampler));
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<tts::Synthesizer> synth, resources.make_synthesizer());
+  SpeakerOptions speech;
+  speech.codec = core->info.format.codec;
+  speech.line_rate_hz = in_rate;
+  speech.output_chunk_ms = resources.call.output_chunk_ms;
+  speech.tts_timeout_ms = resources.call.tts_timeout_ms;
+  speech.lead_trim_dbfs = resources.call.lead_trim_dbfs;
+  speech.lead_trim_max_ms = resources.call.lead_trim_max_ms;
+  speech.chunker = resources.chunker;
+  speech.resampler = resources.resampler;
+  ASSIGN_OR_RETURN(core->speaker, Speaker::Create(speech, std::move(synth),
+                                                  tts::TextNormalizer(resources.normalizer),
+                                                  resources.audio_cache, core->clock));
   const size_t preroll_frames = static_cast<size_t>(resources.call.preroll_ms / audio::kFrameMs);
   core->preroll.assign(preroll_frames, std::vector<int16_t>(audio::SamplesForMs(in_rate, audio::kFrameMs)));
   core->metrics.calls.Increment();

@@ -4,13 +4,13 @@
 // Files by job: call_session.cc (the public API: frames, DTMF and marks in, reports out),
 // call_session_listen.cc (hearing the caller, barge-in), call_session_turns.cc (ends of turns,
 // timers, a turn from BeginTurn to FinishTurn), call_session_prework.cc (answers prepared while
-// the caller speaks), call_session_speak.cc (text to audio to the Playout).
+// the caller speaks), call_session_speak.cc (a turn's text through the Speaker to the Playout).
 //
 // Ownership of the fields by thread:
 //   listen strand  — decoding, framing, VAD, endpointer, barge-in detector, ASR stream,
 //                    pre-roll, silence/DTMF timers;
 //   answer strand  — CallerSession and history;
-//   speak strand   — synthesizer, output resampler and buffers;
+//   speak strand   — the Speaker (synthesizer, output resampler and buffers);
 //   `mu`           — turns, the active turn and its cancel token, the playout (timeline, pause,
 //                    marks), pending hang-up/transfer; sink calls that must not interleave with
 //                    Clear().
@@ -29,6 +29,7 @@
 #include "common/cancel_token.h"
 #include "pipeline/call_session.h"
 #include "pipeline/playout.h"
+#include "pipeline/speaker.h"
 
 namespace hotline::pipeline {
 
@@ -51,8 +52,7 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
         endpointer(r.endpointer),
         barge(r.barge_in),
         playout(*sink),
-        caller(info.caller_id),
-        normalizer(r.normalizer) {}
+        caller(info.caller_id) {}
 
   double NowMs() const { return MillisBetween(call_start, clock->Now()); }
   double MsOf(MonoTime t) const { return MillisBetween(call_start, t); }
@@ -154,18 +154,8 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   int misses = 0;  // unanswerable questions in a row
 
   // ---- speak strand ----
-  std::unique_ptr<tts::Synthesizer> synth;
-  std::unique_ptr<audio::Resampler> out_resampler;  // null when rates match
-  tts::TextNormalizer normalizer;
-  std::vector<int16_t> out_pcm;
-  std::vector<int16_t> out_scratch;
-  std::vector<uint8_t> out_bytes;
-  int chunked_turn = -1;     // the turn whose first piece was cut into chunks
-  int64_t lead_trimmed = 0;  // samples of leading quiet dropped this turn
-  bool lead_done = false;    // the turn's first audible sample has been sent
-  // Audio synthesized for the turn being spoken, stored in the audio cache once the turn's
-  // answer is known not to be personal.
-  std::vector<std::pair<std::string, audio::AudioBuffer>> pending_cache;
+  std::unique_ptr<Speaker> speaker;  // text to the line's encoded frames
+  int chunked_turn = -1;             // the turn whose first piece was cut into chunks
 
   // The caller's words with PII masked, for events, history and records (empty stays empty).
   static std::string Redacted(std::string_view text);
@@ -255,14 +245,10 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   void RunSpeak(int idx, const std::shared_ptr<CancelToken>& token,
                 const std::vector<std::string>& pieces, bool personal, bool finish,
                 AfterSpeech after, const std::string& reason);
-  Status SpeakPiece(int idx, const CancelToken& token, const std::string& piece);
-  // Synthesizes `sentences` into the audio cache without sending them (pre-work).
-  void Prepare(const std::vector<std::string>& sentences);
-  Status EmitPcm(int idx, const CancelToken& token, std::span<const int16_t> samples);
-  Status SendFrames(int idx, const CancelToken& token, std::span<const int16_t> pcm);
-  void ResetOutput();
-  // The part of `samples` (synthesizer rate) to send, minus the turn's leading quiet.
-  std::span<const int16_t> TrimLead(std::span<const int16_t> samples);
+  // Where the speaker's audio of turn `idx` goes: the playout (SendFrames) and the ledger.
+  Speaker::Output SpeakOutput(int idx, const CancelToken& token);
+  // Hands turn `idx`'s encoded frames to the playout, unless the turn was cancelled (mu).
+  Status SendFrames(int idx, const CancelToken& token, std::deque<Playout::Frame>& frames);
   void Stamp(int idx, double TurnLedger::*field);
   // Turn `idx` has sent audio up to play_end_ms: its model request needs its next tokens only
   // before that audio ends (GenerationSchedule::Playing).

@@ -80,7 +80,10 @@ void CallSession::Core::StartPrework(const std::string& partial) {
     }
     (void)self->speak.Post([self, phrase, sentences] {
       const MonoTime t0 = self->clock->Now();
-      self->Prepare(sentences);
+      if (!self->closed.load()) {
+        Status s = self->speaker->Prepare(sentences);
+        if (!s.ok()) self->Error(-1, "tts", s.WithContext("pre-work synthesis"));
+      }
       const double synth_ms = MillisBetween(t0, self->clock->Now());
       std::lock_guard lock(self->mu);
       if (self->prework && self->prework->phrase == phrase) self->prework->synth_ms = synth_ms;
