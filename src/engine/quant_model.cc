@@ -236,29 +236,12 @@ Vocab MakeVocab(const std::string& arch, int64_t n_vocab) {
   return v;
 }
 
-}  // namespace
-
-Result<RandomModelInfo> WriteRandomModel(const RandomModelSpec& spec, const std::string& out_path,
-                                         ComputePool& pool) {
-  if (spec.arch != "llama" && spec.arch != "qwen2") {
-    return InvalidArgumentError("unknown arch '" + spec.arch + "' (expected llama or qwen2)");
-  }
-  ASSIGN_OR_RETURN(const Shape sh, ShapeFor(spec.shape));
-  if (!CanQuantizeTo(spec.type)) {
-    return InvalidArgumentError(std::string("cannot generate weights of type ") +
-                                TypeName(spec.type));
-  }
-  const int64_t block = GetTypeInfo(spec.type)->block_elems;
-  if (sh.n_embd % block != 0 || sh.n_ff % block != 0) {
-    return InvalidArgumentError(std::string("shape ") + spec.shape + " does not fit " +
-                                TypeName(spec.type) + " blocks of " + std::to_string(block));
-  }
+// The model's metadata: architecture, hyper-parameters as a real model of the shape has them,
+// and the small byte-level BPE vocabulary.
+void WriteMetadata(GgufWriter& w, const RandomModelSpec& spec, const Shape& sh) {
   const bool qwen = spec.arch == "qwen2";
   const std::string& a = spec.arch;
   const int64_t head_dim = sh.n_embd / sh.n_head;
-  const int64_t kv_dim = head_dim * sh.n_head_kv;
-
-  GgufWriter w;
   w.SetString("general.architecture", a);
   w.SetString("general.name", "hotline-random-" + a + "-" + spec.shape);
   w.SetU32("general.file_type", FileTypeFor(spec.type));
@@ -283,6 +266,31 @@ Result<RandomModelInfo> WriteRandomModel(const RandomModelSpec& spec, const std:
   w.SetU32("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(vocab.eos));
   w.SetU32("tokenizer.ggml.eot_token_id", static_cast<uint32_t>(vocab.eot));
   w.SetBool("tokenizer.ggml.add_bos_token", !qwen);
+}
+
+}  // namespace
+
+Result<RandomModelInfo> WriteRandomModel(const RandomModelSpec& spec, const std::string& out_path,
+                                         ComputePool& pool) {
+  if (spec.arch != "llama" && spec.arch != "qwen2") {
+    return InvalidArgumentError("unknown arch '" + spec.arch + "' (expected llama or qwen2)");
+  }
+  ASSIGN_OR_RETURN(const Shape sh, ShapeFor(spec.shape));
+  if (!CanQuantizeTo(spec.type)) {
+    return InvalidArgumentError(std::string("cannot generate weights of type ") +
+                                TypeName(spec.type));
+  }
+  const int64_t block = GetTypeInfo(spec.type)->block_elems;
+  if (sh.n_embd % block != 0 || sh.n_ff % block != 0) {
+    return InvalidArgumentError(std::string("shape ") + spec.shape + " does not fit " +
+                                TypeName(spec.type) + " blocks of " + std::to_string(block));
+  }
+  const bool qwen = spec.arch == "qwen2";
+  const int64_t head_dim = sh.n_embd / sh.n_head;
+  const int64_t kv_dim = head_dim * sh.n_head_kv;
+
+  GgufWriter w;
+  WriteMetadata(w, spec, sh);
 
   uint64_t tensor_index = 0;
   auto add_matrix = [&](const std::string& name, int64_t cols, int64_t rows) -> Status {
