@@ -674,6 +674,38 @@ TEST_F(CallSessionTest,
   EXPECT_EQ(turns[1].outcome, TurnOutcome::kAnswered);
 }
 
+TEST_F(CallSessionTest, KeypadDigitsDuringASpeculationCheckSettleItFirst) {
+  // A turn that starts while the check is pending (here '#') settles it as a miss first, so the
+  // turns keep their order: the speculation, the final transcript's turn, then the digits.
+  recognizer_.final_says_more = true;
+  CachedAnswerForPartials();
+  answerer_.free_peeks = 1;  // the final's look-up hangs
+  res_.call.speculation_check_ms = 1000;
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard lock(answerer_.mu);
+    return answerer_.peeks.size() == 2;
+  }));
+  for (char d : std::string("12#")) ASSERT_TRUE(session_->PushDtmf(d).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    return metrics_.GetCounter("hotline_pipeline_speculation_misses_total", "").value() == 1;
+  }));
+  answerer_.Release();
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard lock(answerer_.mu);
+    return answerer_.pins.size() == 1;
+  }));
+  FeedUntilIdle();
+  auto turns = session_->Turns();
+  ASSERT_EQ(turns.size(), 3u);
+  EXPECT_EQ(turns[0].outcome, TurnOutcome::kSpeculationMissed);
+  EXPECT_EQ(turns[1].transcript, "where is my order and cancel it");
+  EXPECT_EQ(turns[1].outcome, TurnOutcome::kSuperseded);
+  EXPECT_EQ(turns[2].kind, TurnKind::kDtmf);
+  EXPECT_EQ(turns[2].answer, "Thanks, you are verified.");
+}
+
 TEST_F(CallSessionTest, WithoutSpeculationThePreparedAnswerWaitsForTheFinal) {
   res_.call.prework_speculate = false;
   recognizer_.final_says_more = true;
