@@ -1,118 +1,26 @@
 // CallSession state machine with fakes: frames in, sink calls out.
 #include "pipeline/call_session.h"
 
-#include <thread>
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "asr/deadline_recognizer.h"
 #include "audio/g711.h"
+#include "pipeline/testing/call_session_fixture.h"
 #include "pipeline/testing/fakes.h"
 
 namespace hotline::pipeline {
 namespace {
 
-using testing::FakeAnswerer;
+using testing::CallSessionTest;
 using testing::FakeRecognizer;
-using testing::FakeSynthesizer;
 using testing::Silence;
 using testing::TestSink;
 using testing::Vowel;
 using testing::WaitFor;
-
-class CallSessionTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    res_.recognizer = &recognizer_;
-    res_.answerer = &answerer_;
-    res_.make_synthesizer = [shared = synth_]() -> Result<std::unique_ptr<tts::Synthesizer>> {
-      return std::unique_ptr<tts::Synthesizer>(new FakeSynthesizer(shared));
-    };
-    res_.pool = &pool_;
-    res_.clock = &clock_;
-    res_.metrics = &metrics_;
-    res_.audio_cache = &cache_;
-    res_.call.greeting_text = "";
-    res_.call.reprompt_after_ms = 60000;
-  }
-
-  void StartCall(int64_t max_call_ms = 0) {
-    CallInfo info;
-    info.call_id = "test-call";
-    info.caller_id = "+15550100";
-    info.max_call_ms = max_call_ms;
-    auto s = CallSession::Create(res_, info, sink_);
-    ASSERT_TRUE(s.ok()) << s.status();
-    session_ = std::move(*s);
-    session_->Start();
-  }
-
-  // Pushes 8 kHz audio as μ-law 20 ms frames, one at a time as a line would (the fake clock
-  // moves 20 ms per frame), each taken by the listen worker before the next.
-  void Feed(const std::vector<int16_t>& pcm) {
-    std::vector<uint8_t> frame(160);
-    for (size_t at = 0; at + 160 <= pcm.size(); at += 160) {
-      audio::EncodeMulaw(std::span<const int16_t>(pcm).subspan(at, 160), frame);
-      if (session_->ended()) return;
-      clock_.Advance(std::chrono::milliseconds(20));
-      ASSERT_TRUE(session_->PushAudio(frame, MediaFormat{}).ok());
-      ASSERT_TRUE(WaitFor([&] { return session_->queued_audio() == 0; }));
-    }
-  }
-  std::string Synthesized() {
-    std::lock_guard lock(synth_->mu);
-    std::string all;
-    for (const auto& t : synth_->texts) all += t + "|";
-    return all;
-  }
-  // A caller turn: speech, then enough silence for the endpointer to end it.
-  void Say(int ms = 600) {
-    Feed(Silence(200));
-    Feed(Vowel(ms));
-    Feed(Silence(700));
-  }
-  // Silence until the agent is idle (its audio has played) or `max_ms` passed.
-  void FeedUntilIdle(int max_ms = 20000) {
-    for (int t = 0; t < max_ms && !session_->ended(); t += 100) {
-      Feed(Silence(100));
-      if (session_->idle()) return;
-    }
-  }
-  // The cached tiers answer every partial with one L3 answer (FakeAnswerer::Peek), so a stable
-  // partial has its answer prepared while the caller speaks. Returns that answer.
-  TurnAnswer CachedAnswerForPartials() {
-    recognizer_.stable_after_frames = 10;
-    TurnAnswer prepared;
-    prepared.text = "Orders ship within two days.";
-    prepared.sentences = {prepared.text};
-    prepared.tier = TurnTier::kL3;
-    answerer_.peek_answer = prepared;
-    return prepared;
-  }
-  uint64_t Errors(const std::string& kind) {
-    return metrics_.GetCounter("hotline_pipeline_errors_total", "", {{"kind", kind}}).value();
-  }
-  TurnReport LastTurn() {
-    auto turns = session_->Turns();
-    EXPECT_FALSE(turns.empty());
-    return turns.empty() ? TurnReport{} : turns.back();
-  }
-
-  FakeRecognizer recognizer_{{"where is my order"}};
-  FakeAnswerer answerer_;
-  std::shared_ptr<FakeSynthesizer::Shared> synth_ = std::make_shared<FakeSynthesizer::Shared>();
-  tts::AudioCache cache_;
-  FakeClock clock_;
-  MetricsRegistry metrics_;
-  std::shared_ptr<TestSink> sink_ = std::make_shared<TestSink>();
-  CallResources res_;
-  ThreadPool pool_{2, 1024};
-  std::unique_ptr<asr::DeadlineRecognizer> bounded_;  // outlives the session, not recognizer_
-  std::unique_ptr<CallSession> session_;
-};
 
 TEST(CallPhrases, MatchWholeWordsAndEndings) {
   EXPECT_EQ(PhraseText("Okay, BYE!"), "okay bye");
@@ -569,182 +477,6 @@ TEST_F(CallSessionTest, DestroyedMidAnswerSendsNothingMore) {
   pool_.Shutdown();
   EXPECT_EQ(sink_->bytes(), 0u);
   EXPECT_TRUE(sink_->marks().empty());
-}
-
-TEST_F(CallSessionTest, PreparedAnswerIsSpokenWithoutAskingAgain) {
-  const TurnAnswer prepared = CachedAnswerForPartials();
-  StartCall();
-  Say();
-  ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
-  ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 1; }));
-  EXPECT_EQ(answerer_.answers_started.load(), 0);
-  EXPECT_EQ(answerer_.peeks.size(), 1u);
-  TurnReport t = LastTurn();
-  EXPECT_TRUE(t.prework_used);
-  EXPECT_EQ(t.tier, TurnTier::kL3);
-  EXPECT_EQ(t.answer, prepared.text);
-  EXPECT_EQ(cache_.stats().hits, 1);  // synthesized ahead, played from the cache
-  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_prework_hits_total", "").value(), 1u);
-  // It started before the final pass, which confirmed it; the record has the final's stamps.
-  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_hits_total", "").value(), 1u);
-  EXPECT_EQ(t.transcript, "where is my order");
-  EXPECT_GE(t.ledger.asr_final, 0);
-  EXPECT_EQ(t.outcome, TurnOutcome::kAnswered);
-  EXPECT_EQ(sink_->clears(), 0);
-}
-
-TEST_F(CallSessionTest, APartialNoCachedTierAnswersIsPrefetchedForTheModel) {
-  recognizer_.stable_after_frames = 10;  // no peek_answer: the cached tiers have nothing
-  StartCall();
-  Say();
-  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
-  {
-    std::lock_guard lock(answerer_.mu);
-    ASSERT_EQ(answerer_.prefetches.size(), 1u);
-    EXPECT_EQ(answerer_.prefetches[0], "where is my order");
-  }
-  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_prefetches_total", "").value(), 1u);
-}
-
-TEST_F(CallSessionTest, ASpeculativeStartIsStoppedWhenTheFinalTranscriptDiffers) {
-  recognizer_.final_says_more = true;
-  CachedAnswerForPartials();
-  answerer_.peek_only_for = "where is my order";  // the longer final has no cached answer
-  answerer_.reply = "Your order is cancelled.";
-  StartCall();
-  Say();
-  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
-  FeedUntilIdle();
-  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_misses_total", "").value(), 1u);
-  EXPECT_EQ(sink_->clears(), 1);
-  auto turns = session_->Turns();
-  ASSERT_EQ(turns.size(), 2u);
-  EXPECT_EQ(turns[0].outcome, TurnOutcome::kSpeculationMissed);
-  EXPECT_EQ(turns[1].transcript, "where is my order and cancel it");
-  EXPECT_EQ(turns[1].answer, "Your order is cancelled.");
-  EXPECT_EQ(turns[1].outcome, TurnOutcome::kAnswered);
-}
-
-TEST_F(CallSessionTest, ADifferentlyWordedFinalWithTheSameCachedAnswerKeepsTheSpeculation) {
-  recognizer_.final_says_more = true;
-  const TurnAnswer prepared = CachedAnswerForPartials();  // and the final, the same way
-  res_.call.speculation_check_ms = 1000;  // on the test's clock: Say() goes on for ~460 ms
-  StartCall();
-  Say();
-  ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 1; }));
-  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_hits_total", "").value(), 1u);
-  EXPECT_EQ(sink_->clears(), 0);
-  EXPECT_EQ(answerer_.answers_started.load(), 0);
-  TurnReport t = LastTurn();
-  EXPECT_EQ(t.transcript, "where is my order and cancel it");
-  EXPECT_EQ(t.answer, prepared.text);
-}
-
-TEST_F(CallSessionTest,
-       ASpeculationCheckTheAnswerStrandCannotAnswerHoldsNeitherTheListenStrandNorTheTurn) {
-  // The look-up that would confirm a differently worded final hangs on the answer strand: the
-  // listen strand goes on taking frames, and once call.speculation_check_ms has passed on the
-  // call's clock the final transcript is answered on its own.
-  recognizer_.final_says_more = true;
-  CachedAnswerForPartials();
-  answerer_.free_peeks = 1;  // the partial's look-up answers, the final's hangs
-  res_.call.speculation_check_ms = 1000;
-  StartCall();
-  Say();  // the turn ends inside its 700 ms of silence
-  ASSERT_TRUE(WaitFor([&] {
-    std::lock_guard lock(answerer_.mu);
-    return answerer_.peeks.size() == 2;
-  }));
-  Feed(Silence(200));  // taken at once: nothing waits on the hanging look-up
-  EXPECT_FALSE(session_->idle());
-  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_misses_total", "").value(), 0u);
-  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_hits_total", "").value(), 0u);
-  Feed(Silence(800));  // past the check's 1000 ms: a miss
-  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_misses_total", "").value(), 1u);
-  EXPECT_EQ(sink_->clears(), 1);
-  answerer_.Release();  // the late look-up's reply is dropped; the final's answer runs
-  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
-  FeedUntilIdle();
-  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_hits_total", "").value(), 0u);
-  auto turns = session_->Turns();
-  ASSERT_EQ(turns.size(), 2u);
-  EXPECT_EQ(turns[0].outcome, TurnOutcome::kSpeculationMissed);
-  EXPECT_EQ(turns[1].transcript, "where is my order and cancel it");
-  EXPECT_EQ(turns[1].answer, "Your order ships tomorrow.");
-  EXPECT_EQ(turns[1].outcome, TurnOutcome::kAnswered);
-}
-
-TEST_F(CallSessionTest, KeypadDigitsDuringASpeculationCheckSettleItFirst) {
-  // A turn that starts while the check is pending (here '#') settles it as a miss first, so the
-  // turns keep their order: the speculation, the final transcript's turn, then the digits.
-  recognizer_.final_says_more = true;
-  CachedAnswerForPartials();
-  answerer_.free_peeks = 1;  // the final's look-up hangs
-  res_.call.speculation_check_ms = 1000;
-  StartCall();
-  Say();
-  ASSERT_TRUE(WaitFor([&] {
-    std::lock_guard lock(answerer_.mu);
-    return answerer_.peeks.size() == 2;
-  }));
-  for (char d : std::string("12#")) ASSERT_TRUE(session_->PushDtmf(d).ok());
-  ASSERT_TRUE(WaitFor([&] {
-    return metrics_.GetCounter("hotline_pipeline_speculation_misses_total", "").value() == 1;
-  }));
-  answerer_.Release();
-  ASSERT_TRUE(WaitFor([&] {
-    std::lock_guard lock(answerer_.mu);
-    return answerer_.pins.size() == 1;
-  }));
-  FeedUntilIdle();
-  auto turns = session_->Turns();
-  ASSERT_EQ(turns.size(), 3u);
-  EXPECT_EQ(turns[0].outcome, TurnOutcome::kSpeculationMissed);
-  EXPECT_EQ(turns[1].transcript, "where is my order and cancel it");
-  EXPECT_EQ(turns[1].outcome, TurnOutcome::kSuperseded);
-  EXPECT_EQ(turns[2].kind, TurnKind::kDtmf);
-  EXPECT_EQ(turns[2].answer, "Thanks, you are verified.");
-}
-
-TEST_F(CallSessionTest, WithoutSpeculationThePreparedAnswerWaitsForTheFinal) {
-  res_.call.prework_speculate = false;
-  recognizer_.final_says_more = true;
-  CachedAnswerForPartials();
-  StartCall();
-  Say();
-  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
-  FeedUntilIdle();
-  EXPECT_EQ(sink_->clears(), 0);
-  EXPECT_EQ(session_->Turns().size(), 1u);
-}
-
-TEST_F(CallSessionTest, ACachedAnswerForThePartialShortensEndpointing) {
-  CachedAnswerForPartials();
-  StartCall();
-  Feed(Silence(200));
-  Feed(Vowel(600));
-  ASSERT_TRUE(WaitFor([&] {
-    std::lock_guard lock(answerer_.mu);
-    return answerer_.peeks.size() == 1;
-  }));
-  // Let the hint reach the listen worker (posted from the answer worker) before the silence.
-  ASSERT_TRUE(WaitFor([&] { return session_->queued_audio() == 0; }));
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  Feed(Silence(700));
-  ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 1; }));
-  TurnReport t = LastTurn();
-  EXPECT_TRUE(t.prework_used);
-  // complete_silence_ms (240) instead of trailing_silence_ms (500), give or take one frame.
-  EXPECT_NEAR(t.ledger.end_of_turn - t.ledger.speech_end, res_.endpointer.complete_silence_ms, 20.0);
-}
-
-TEST_F(CallSessionTest, WithoutACachedAnswerTheFullSilenceEndsTheTurn) {
-  recognizer_.stable_after_frames = 10;
-  StartCall();
-  Say();
-  ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 1; }));
-  TurnReport t = LastTurn();
-  EXPECT_NEAR(t.ledger.end_of_turn - t.ledger.speech_end, res_.endpointer.trailing_silence_ms, 20.0);
 }
 
 TEST_F(CallSessionTest, TurnsAreRecordedInSqlite) {

@@ -1,0 +1,197 @@
+// CallSession's work before the caller finishes, with fakes: answers prepared from stable
+// partials, the speculative start and its check against the final transcript, and the shorter
+// end of turn a cached answer allows (call_session_prework.cc, call_session_turns.cc).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "pipeline/testing/call_session_fixture.h"
+
+namespace hotline::pipeline {
+namespace {
+
+using testing::CallSessionTest;
+using testing::Silence;
+using testing::Vowel;
+using testing::WaitFor;
+
+TEST_F(CallSessionTest, PreparedAnswerIsSpokenWithoutAskingAgain) {
+  const TurnAnswer prepared = CachedAnswerForPartials();
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return sink_->marks().size() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 1; }));
+  EXPECT_EQ(answerer_.answers_started.load(), 0);
+  EXPECT_EQ(answerer_.peeks.size(), 1u);
+  TurnReport t = LastTurn();
+  EXPECT_TRUE(t.prework_used);
+  EXPECT_EQ(t.tier, TurnTier::kL3);
+  EXPECT_EQ(t.answer, prepared.text);
+  EXPECT_EQ(cache_.stats().hits, 1);  // synthesized ahead, played from the cache
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_prework_hits_total", "").value(), 1u);
+  // It started before the final pass, which confirmed it; the record has the final's stamps.
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_hits_total", "").value(), 1u);
+  EXPECT_EQ(t.transcript, "where is my order");
+  EXPECT_GE(t.ledger.asr_final, 0);
+  EXPECT_EQ(t.outcome, TurnOutcome::kAnswered);
+  EXPECT_EQ(sink_->clears(), 0);
+}
+
+TEST_F(CallSessionTest, APartialNoCachedTierAnswersIsPrefetchedForTheModel) {
+  recognizer_.stable_after_frames = 10;  // no peek_answer: the cached tiers have nothing
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
+  {
+    std::lock_guard lock(answerer_.mu);
+    ASSERT_EQ(answerer_.prefetches.size(), 1u);
+    EXPECT_EQ(answerer_.prefetches[0], "where is my order");
+  }
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_prefetches_total", "").value(), 1u);
+}
+
+TEST_F(CallSessionTest, ASpeculativeStartIsStoppedWhenTheFinalTranscriptDiffers) {
+  recognizer_.final_says_more = true;
+  CachedAnswerForPartials();
+  answerer_.peek_only_for = "where is my order";  // the longer final has no cached answer
+  answerer_.reply = "Your order is cancelled.";
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
+  FeedUntilIdle();
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_misses_total", "").value(), 1u);
+  EXPECT_EQ(sink_->clears(), 1);
+  auto turns = session_->Turns();
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_EQ(turns[0].outcome, TurnOutcome::kSpeculationMissed);
+  EXPECT_EQ(turns[1].transcript, "where is my order and cancel it");
+  EXPECT_EQ(turns[1].answer, "Your order is cancelled.");
+  EXPECT_EQ(turns[1].outcome, TurnOutcome::kAnswered);
+}
+
+TEST_F(CallSessionTest, ADifferentlyWordedFinalWithTheSameCachedAnswerKeepsTheSpeculation) {
+  recognizer_.final_says_more = true;
+  const TurnAnswer prepared = CachedAnswerForPartials();  // and the final, the same way
+  res_.call.speculation_check_ms = 1000;  // on the test's clock: Say() goes on for ~460 ms
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 1; }));
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_hits_total", "").value(), 1u);
+  EXPECT_EQ(sink_->clears(), 0);
+  EXPECT_EQ(answerer_.answers_started.load(), 0);
+  TurnReport t = LastTurn();
+  EXPECT_EQ(t.transcript, "where is my order and cancel it");
+  EXPECT_EQ(t.answer, prepared.text);
+}
+
+TEST_F(CallSessionTest,
+       ASpeculationCheckTheAnswerStrandCannotAnswerHoldsNeitherTheListenStrandNorTheTurn) {
+  // The look-up that would confirm a differently worded final hangs on the answer strand: the
+  // listen strand goes on taking frames, and once call.speculation_check_ms has passed on the
+  // call's clock the final transcript is answered on its own.
+  recognizer_.final_says_more = true;
+  CachedAnswerForPartials();
+  answerer_.free_peeks = 1;  // the partial's look-up answers, the final's hangs
+  res_.call.speculation_check_ms = 1000;
+  StartCall();
+  Say();  // the turn ends inside its 700 ms of silence
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard lock(answerer_.mu);
+    return answerer_.peeks.size() == 2;
+  }));
+  Feed(Silence(200));  // taken at once: nothing waits on the hanging look-up
+  EXPECT_FALSE(session_->idle());
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_misses_total", "").value(), 0u);
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_hits_total", "").value(), 0u);
+  Feed(Silence(800));  // past the check's 1000 ms: a miss
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_misses_total", "").value(), 1u);
+  EXPECT_EQ(sink_->clears(), 1);
+  answerer_.Release();  // the late look-up's reply is dropped; the final's answer runs
+  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
+  FeedUntilIdle();
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_hits_total", "").value(), 0u);
+  auto turns = session_->Turns();
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_EQ(turns[0].outcome, TurnOutcome::kSpeculationMissed);
+  EXPECT_EQ(turns[1].transcript, "where is my order and cancel it");
+  EXPECT_EQ(turns[1].answer, "Your order ships tomorrow.");
+  EXPECT_EQ(turns[1].outcome, TurnOutcome::kAnswered);
+}
+
+TEST_F(CallSessionTest, KeypadDigitsDuringASpeculationCheckSettleItFirst) {
+  // A turn that starts while the check is pending (here '#') settles it as a miss first, so the
+  // turns keep their order: the speculation, the final transcript's turn, then the digits.
+  recognizer_.final_says_more = true;
+  CachedAnswerForPartials();
+  answerer_.free_peeks = 1;  // the final's look-up hangs
+  res_.call.speculation_check_ms = 1000;
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard lock(answerer_.mu);
+    return answerer_.peeks.size() == 2;
+  }));
+  for (char d : std::string("12#")) ASSERT_TRUE(session_->PushDtmf(d).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    return metrics_.GetCounter("hotline_pipeline_speculation_misses_total", "").value() == 1;
+  }));
+  answerer_.Release();
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard lock(answerer_.mu);
+    return answerer_.pins.size() == 1;
+  }));
+  FeedUntilIdle();
+  auto turns = session_->Turns();
+  ASSERT_EQ(turns.size(), 3u);
+  EXPECT_EQ(turns[0].outcome, TurnOutcome::kSpeculationMissed);
+  EXPECT_EQ(turns[1].transcript, "where is my order and cancel it");
+  EXPECT_EQ(turns[1].outcome, TurnOutcome::kSuperseded);
+  EXPECT_EQ(turns[2].kind, TurnKind::kDtmf);
+  EXPECT_EQ(turns[2].answer, "Thanks, you are verified.");
+}
+
+TEST_F(CallSessionTest, WithoutSpeculationThePreparedAnswerWaitsForTheFinal) {
+  res_.call.prework_speculate = false;
+  recognizer_.final_says_more = true;
+  CachedAnswerForPartials();
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
+  FeedUntilIdle();
+  EXPECT_EQ(sink_->clears(), 0);
+  EXPECT_EQ(session_->Turns().size(), 1u);
+}
+
+TEST_F(CallSessionTest, ACachedAnswerForThePartialShortensEndpointing) {
+  CachedAnswerForPartials();
+  StartCall();
+  Feed(Silence(200));
+  Feed(Vowel(600));
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard lock(answerer_.mu);
+    return answerer_.peeks.size() == 1;
+  }));
+  // Let the hint reach the listen worker (posted from the answer worker) before the silence.
+  ASSERT_TRUE(WaitFor([&] { return session_->queued_audio() == 0; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Feed(Silence(700));
+  ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 1; }));
+  TurnReport t = LastTurn();
+  EXPECT_TRUE(t.prework_used);
+  // complete_silence_ms (240) instead of trailing_silence_ms (500), give or take one frame.
+  EXPECT_NEAR(t.ledger.end_of_turn - t.ledger.speech_end, res_.endpointer.complete_silence_ms,
+              20.0);
+}
+
+TEST_F(CallSessionTest, WithoutACachedAnswerTheFullSilenceEndsTheTurn) {
+  recognizer_.stable_after_frames = 10;
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") == 1; }));
+  TurnReport t = LastTurn();
+  EXPECT_NEAR(t.ledger.end_of_turn - t.ledger.speech_end, res_.endpointer.trailing_silence_ms,
+              20.0);
+}
+
+}  // namespace
+}  // namespace hotline::pipeline
