@@ -1,14 +1,16 @@
 // CallSession, the turns: a caller's end of turn (speculative start, final transcript, what to
 // answer), the session's timers (answer time-out, time limit, hang-up after speech, re-prompts,
 // DTMF), and the life of a turn from BeginTurn through the answer strand to FinishTurn.
+#include "pipeline/call_session.h"
+
 #include <algorithm>
 #include <chrono>
+
 #include <nlohmann/json.hpp>
 
 #include "audio/codec.h"
 #include "common/log.h"
 #include "common/log_format.h"
-#include "pipeline/call_session.h"
 #include "pipeline/call_session_core.h"
 
 namespace hotline::pipeline {
