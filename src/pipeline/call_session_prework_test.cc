@@ -3,6 +3,7 @@
 // end of turn a cached answer allows (call_session_prework.cc, call_session_turns.cc).
 #include <gtest/gtest.h>
 
+#include <mutex>
 #include <string>
 
 #include "pipeline/testing/call_session_fixture.h"
@@ -14,6 +15,26 @@ using testing::CallSessionTest;
 using testing::Silence;
 using testing::Vowel;
 using testing::WaitFor;
+
+// A speculative start whose differently worded final transcript is being checked, with the
+// check's look-up hanging on the answer strand until answerer_.Release().
+class SpeculationCheckTest : public CallSessionTest {
+ protected:
+  // The caller's turn ends (inside Say's 700 ms of silence) with the check pending; false when
+  // the look-up never started.
+  bool StartAHangingCheck() {
+    recognizer_.final_says_more = true;
+    CachedAnswerForPartials();
+    answerer_.free_peeks = 1;  // the partial's look-up answers, the final's hangs
+    res_.call.speculation_check_ms = 1000;
+    StartCall();
+    Say();
+    return WaitFor([&] {
+      std::lock_guard lock(answerer_.mu);
+      return answerer_.peeks.size() == 2;
+    });
+  }
+};
 
 TEST_F(CallSessionTest, PreparedAnswerIsSpokenWithoutAskingAgain) {
   const TurnAnswer prepared = CachedAnswerForPartials();
@@ -84,21 +105,12 @@ TEST_F(CallSessionTest, ADifferentlyWordedFinalWithTheSameCachedAnswerKeepsTheSp
   EXPECT_EQ(t.answer, prepared.text);
 }
 
-TEST_F(CallSessionTest,
+TEST_F(SpeculationCheckTest,
        ASpeculationCheckTheAnswerStrandCannotAnswerHoldsNeitherTheListenStrandNorTheTurn) {
   // The look-up that would confirm a differently worded final hangs on the answer strand: the
   // listen strand goes on taking frames, and once call.speculation_check_ms has passed on the
   // call's clock the final transcript is answered on its own.
-  recognizer_.final_says_more = true;
-  CachedAnswerForPartials();
-  answerer_.free_peeks = 1;  // the partial's look-up answers, the final's hangs
-  res_.call.speculation_check_ms = 1000;
-  StartCall();
-  Say();  // the turn ends inside its 700 ms of silence
-  ASSERT_TRUE(WaitFor([&] {
-    std::lock_guard lock(answerer_.mu);
-    return answerer_.peeks.size() == 2;
-  }));
+  ASSERT_TRUE(StartAHangingCheck());
   Feed(Silence(200));  // taken at once: nothing waits on the hanging look-up
   EXPECT_FALSE(session_->idle());
   EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_misses_total", "").value(), 0u);
@@ -118,19 +130,10 @@ TEST_F(CallSessionTest,
   EXPECT_EQ(turns[1].outcome, TurnOutcome::kAnswered);
 }
 
-TEST_F(CallSessionTest, KeypadDigitsDuringASpeculationCheckSettleItFirst) {
+TEST_F(SpeculationCheckTest, KeypadDigitsDuringASpeculationCheckSettleItFirst) {
   // A turn that starts while the check is pending (here '#') settles it as a miss first, so the
   // turns keep their order: the speculation, the final transcript's turn, then the digits.
-  recognizer_.final_says_more = true;
-  CachedAnswerForPartials();
-  answerer_.free_peeks = 1;  // the final's look-up hangs
-  res_.call.speculation_check_ms = 1000;
-  StartCall();
-  Say();
-  ASSERT_TRUE(WaitFor([&] {
-    std::lock_guard lock(answerer_.mu);
-    return answerer_.peeks.size() == 2;
-  }));
+  ASSERT_TRUE(StartAHangingCheck());
   for (char d : std::string("12#")) ASSERT_TRUE(session_->PushDtmf(d).ok());
   ASSERT_TRUE(WaitFor([&] {
     return metrics_.GetCounter("hotline_pipeline_speculation_misses_total", "").value() == 1;
