@@ -480,9 +480,13 @@ void CallSession::Core::SpeakAnswer(int idx, const std::shared_ptr<CancelToken>&
     t.answer = result->text;
     t.tier = result->tier;
     t.personal = result->personal;
-    t.outcome = transfer   ? TurnOutcome::kTransfer
-                : rephrase ? TurnOutcome::kRephrase
-                           : TurnOutcome::kAnswered;
+    // A turn that began (or a barge-in that came) since the check above keeps its outcome:
+    // the listen strand settles it while this answer finishes here.
+    if (t.outcome == TurnOutcome::kPending) {
+      t.outcome = transfer   ? TurnOutcome::kTransfer
+                  : rephrase ? TurnOutcome::kRephrase
+                             : TurnOutcome::kAnswered;
+    }
     t.llm_gate = result->gated;
   }
   AddToHistory(text, result->personal ? "<personal>" : result->text);
