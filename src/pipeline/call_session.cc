@@ -130,14 +130,21 @@ Result<std::unique_ptr<CallSession>> CallSession::Create(const CallResources& re
   RETURN_IF_ERROR(resources.Validate());
   RETURN_IF_ERROR(info.format.Validate());
   if (sink == nullptr) return InvalidArgumentError("call session needs a sink");
+  auto core = std::make_shared<Core>(resources, std::move(info), std::move(sink));
   // VAD, endpointer and recognizer all take the line's own rate: the recognizer's narrowband
   // path (resampling plus filling the empty 4-8 kHz band the wideband model expects) reads
   // telephone audio far better than audio upsampled here would be read.
-  const int in_rate = info.format.sample_rate_hz;
-  ASSIGN_OR_RETURN(audio::Vad vad, audio::Vad::Create(resources.vad, in_rate));
-  ASSIGN_OR_RETURN(audio::FrameChunker chunker, audio::FrameChunker::Create(in_rate));
-  auto core = std::make_shared<Core>(resources, std::move(info), std::move(sink), std::move(vad),
-                                     std::move(chunker));
+  const int in_rate = core->info.format.sample_rate_hz;
+  ListenerOptions listening;
+  listening.codec = core->info.format.codec;
+  listening.sample_rate_hz = in_rate;
+  listening.vad = resources.vad;
+  listening.endpointer = resources.endpointer;
+  listening.barge_in = resources.barge_in;
+  listening.preroll_ms = resources.call.preroll_ms;
+  listening.turn_model = resources.turn_model;
+  listening.turn = resources.turn;
+  ASSIGN_OR_RETURN(core->listener, Listener::Create(listening, resources.recognizer));
   ASSIGN_OR_RETURN(std::unique_ptr<tts::Synthesizer> synth, resources.make_synthesizer());
   SpeakerOptions speech;
   speech.codec = core->info.format.codec;
@@ -151,8 +158,6 @@ Result<std::unique_ptr<CallSession>> CallSession::Create(const CallResources& re
   ASSIGN_OR_RETURN(core->speaker, Speaker::Create(speech, std::move(synth),
                                                   tts::TextNormalizer(resources.normalizer),
                                                   resources.audio_cache, core->clock));
-  const size_t preroll_frames = static_cast<size_t>(resources.call.preroll_ms / audio::kFrameMs);
-  core->preroll.assign(preroll_frames, std::vector<int16_t>(audio::SamplesForMs(in_rate, audio::kFrameMs)));
   core->metrics.calls.Increment();
   return std::unique_ptr<CallSession>(new CallSession(std::move(core)));
 }

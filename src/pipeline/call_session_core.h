@@ -7,8 +7,9 @@
 // the caller speaks), call_session_speak.cc (a turn's text through the Speaker to the Playout).
 //
 // Ownership of the fields by thread:
-//   listen strand  — decoding, framing, VAD, endpointer, barge-in detector, ASR stream,
-//                    pre-roll, silence/DTMF timers;
+//   listen strand  — the Listener (decoding, VAD, barge-in detector, endpointer, recognizer
+//                    stream, pre-roll: pipeline/listener.h), the turn-level state its events
+//                    drive (speculation check, silence/DTMF timers, pre-work look-ups);
 //   answer strand  — CallerSession and history;
 //   speak strand   — the Speaker (synthesizer, output resampler and buffers);
 //   `mu`           — turns, the active turn and its cancel token, the playout (timeline, pause,
@@ -25,9 +26,9 @@
 #include <vector>
 
 #include "answer/account/caller.h"
-#include "audio/frame_chunker.h"
 #include "common/cancel_token.h"
 #include "pipeline/call_session.h"
+#include "pipeline/listener.h"
 #include "pipeline/playout.h"
 #include "pipeline/speaker.h"
 
@@ -36,8 +37,7 @@ namespace hotline::pipeline {
 enum class AfterSpeech { kNone, kHangup, kTransfer };
 
 struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
-  Core(const CallResources& r, CallInfo i, std::shared_ptr<CallSink> s, audio::Vad v,
-       audio::FrameChunker c)
+  Core(const CallResources& r, CallInfo i, std::shared_ptr<CallSink> s)
       : res(r),
         info(std::move(i)),
         sink(std::move(s)),
@@ -47,10 +47,6 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
         listen(*r.pool),
         answerer(r.answer_pool != nullptr ? *r.answer_pool : *r.pool),
         speak(*r.pool),
-        vad(std::move(v)),
-        chunker(std::move(c)),
-        endpointer(r.endpointer),
-        barge(r.barge_in),
         playout(*sink),
         caller(info.caller_id) {}
 
@@ -75,27 +71,14 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   std::atomic<uint64_t> frames_in{0}, frames_dropped{0}, frames_out{0}, errors{0};
 
   // ---- listen strand ----
-  std::vector<int16_t> decoded;
-  audio::Vad vad;
-  audio::FrameChunker chunker;  // 20 ms frames at the line rate
-  audio::Endpointer endpointer;
-  asr::TurnDetector turn{res.turn, res.turn_model};  // used when res.turn_model is set
-  audio::BargeInDetector barge;
-  std::unique_ptr<asr::RecognizerStream> asr;
-  uint64_t partial_revision = 0;
-  std::vector<std::vector<int16_t>> preroll;  // ring of 20 ms frames at the line rate
-  size_t preroll_next = 0;
-  size_t preroll_count = 0;
+  std::unique_ptr<Listener> listener;
+  std::vector<Listener::Event> heard;  // the events of the frame being handled
   int silence_ms = 0;
   int reprompts = 0;
   bool time_limit_said = false;  // info.max_call_ms reached and its goodbye begun
-  bool overlapped = false;  // the open utterance began while the agent was playing
-  bool barged = false;      // ... and became a barge-in
-  bool was_playing = false;
   std::string dtmf;
   int64_t dtmf_last_ms = -1;
   std::string last_peeked;  // phrase of the last partial looked up ahead
-  std::string hinted_phrase;  // partial whose cached answer told the endpointer "complete"
   // A caller's turn as the recognizer's final pass heard it, before it is answered.
   struct HeardTurn {
     TurnReport report;      // transcript, confidence and the ledger up to asr_final
@@ -160,16 +143,12 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // The caller's words with PII masked, for events, history and records (empty stays empty).
   static std::string Redacted(std::string_view text);
 
-  // call_session_listen.cc — the listen strand and the playback control barge-in drives.
+  // call_session_listen.cc — the listen strand: frames through the Listener, its events, and
+  // the playback control barge-in drives.
   void ProcessPayload(std::vector<uint8_t> bytes);
   void ProcessFrame(audio::AudioView frame);
-  // ProcessFrame's steps: barge-in detection while the agent plays (returns whether it plays);
-  // the pre-roll ring; a new utterance (a recognizer stream fed the pre-roll); a frame inside
-  // one (recognizer, partials, turn detector, pre-work).
-  bool DetectBargeIn(const audio::VadFrame& verdict, int64_t now_ms);
-  void RememberPreroll(audio::AudioView frame);
-  void StartUtterance(audio::AudioView frame, bool playing);
-  void ContinueUtterance(audio::AudioView frame, const audio::VadFrame& verdict, int64_t now_ms);
+  // One event of the Listener's (listen strand).
+  void OnHeard(const Listener::Event& e);
   void BargeIn();
   // The two stages before a confirmed barge-in (listen strand).
   void PauseOutput();
@@ -181,11 +160,12 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   void StopPlaybackLocked();
 
   // call_session_turns.cc — ends of turns, timers, and a turn's life.
-  void EndOfTurn(const audio::EndpointUpdate& u);
-  // Speculative start: when an answer was prepared for the open turn's last partial, it starts
-  // playing (as turn `r`, its finish held) while the recognizer makes its final pass. Returns the
-  // turn's index, or -1; `phrase` gets the partial's PhraseText.
-  int StartSpeculation(const TurnReport& r, std::string& phrase);
+  // The Listener's kEndOfTurn: a speculative start, the final pass, then what to answer.
+  void EndOfTurn(const Listener::Event& e);
+  // Speculative start: when an answer was prepared for the turn's last partial (`partial`), it
+  // starts playing (as turn `r`, its finish held) while the recognizer makes its final pass.
+  // Returns the turn's index, or -1; `phrase` gets the partial's PhraseText.
+  int StartSpeculation(const TurnReport& r, const std::string& partial, std::string& phrase);
   // The caller's turn `idx` said `text`: not heard, goodbye, a human, a prepared answer, or an
   // answer to look up.
   void RespondTo(int idx, std::shared_ptr<CancelToken> token, std::string text);
@@ -259,7 +239,7 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // Nobody is talking at `now_ms`: the caller is not in an utterance, the agent has no answer or
   // speech in flight and nothing playing (REQUIRES: mu held; listen strand).
   bool QuietLocked(int64_t now_ms) const {
-    return !endpointer.in_utterance() && agent_busy.load() == 0 && !PlayingLocked(now_ms);
+    return !listener->in_utterance() && agent_busy.load() == 0 && !PlayingLocked(now_ms);
   }
 };
 

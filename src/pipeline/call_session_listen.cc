@@ -1,5 +1,6 @@
-// CallSession, the listen strand: inbound audio → frames → VAD, barge-in detection, endpointer
-// and recognizer; the pause, resume and stop of the agent's playback that barge-in drives.
+// CallSession, the listen strand: inbound audio through the call's Listener (frames → VAD,
+// barge-in detection, endpointer, recognizer), what its events start, and the pause, resume and
+// stop of the agent's playback that barge-in drives.
 #include "pipeline/call_session.h"
 
 #include <algorithm>
@@ -16,137 +17,65 @@ namespace hotline::pipeline {
 
 void CallSession::Core::ProcessPayload(std::vector<uint8_t> bytes) {
   if (closed.load()) return;
-  decoded.resize(audio::DecodedSamples(info.format.codec, bytes.size()));
-  audio::Decode(info.format.codec, bytes, decoded);
-  chunker.Push(std::span<const int16_t>(decoded),
-               [this](audio::AudioView frame) { ProcessFrame(frame); });
+  listener->Decode(bytes, [this](audio::AudioView frame) { ProcessFrame(frame); });
 }
 
 void CallSession::Core::ProcessFrame(audio::AudioView frame) {
   if (closed.load()) return;
   frames_in.fetch_add(1);
   const int64_t now_ms = stream_ms.fetch_add(audio::kFrameMs) + audio::kFrameMs;
-  auto verdict = vad.Process(frame);
-  if (!verdict.ok()) {
-    Error(-1, "vad", verdict.status());
-    return;
+  Listener::Playback playback;
+  {
+    std::lock_guard lock(mu);
+    playback.playing = PlayingLocked(now_ms);
+    playback.level_dbfs = playout.Level(now_ms);
   }
-  const bool playing = DetectBargeIn(*verdict, now_ms);
-  RememberPreroll(frame);
-  audio::EndpointUpdate u = endpointer.Push(verdict->speech);
-  switch (u.event) {
-    case audio::EndpointEvent::kSpeechStart:
-      in_utterance.store(true);
-      StartUtterance(frame, playing);
-      break;
-    case audio::EndpointEvent::kEndOfTurn:
-    case audio::EndpointEvent::kMaxLength:
-      EndOfTurn(u);
-      break;
-    case audio::EndpointEvent::kDiscarded:
-      asr.reset();
-      overlapped = barged = false;
-      break;
-    case audio::EndpointEvent::kNone:
-      if (endpointer.in_utterance() && asr) ContinueUtterance(frame, *verdict, u.now_ms);
-      break;
-  }
+  heard.clear();
+  listener->Hear(frame, playback, heard);
+  for (const Listener::Event& e : heard) OnHeard(e);
   // Cleared only after the end-of-turn handling has marked the agent busy, so idle() never
   // sees a gap between the caller's turn and the agent's answer.
-  in_utterance.store(endpointer.in_utterance());
+  in_utterance.store(listener->in_utterance());
   CheckTimers();
 }
 
-bool CallSession::Core::DetectBargeIn(const audio::VadFrame& verdict, int64_t now_ms) {
-  bool playing;
-  float out_level;
-  {
-    std::lock_guard lock(mu);
-    playing = PlayingLocked(now_ms);
-    out_level = playout.Level(now_ms);
+void CallSession::Core::OnHeard(const Listener::Event& e) {
+  switch (e.kind) {
+    case Listener::EventKind::kPause:
+      PauseOutput();
+      break;
+    case Listener::EventKind::kResume:
+      ResumeOutput();
+      break;
+    case Listener::EventKind::kBargeIn:
+      BargeIn();
+      break;
+    case Listener::EventKind::kSpeechStart:
+      in_utterance.store(true);
+      silence_ms = 0;
+      last_peeked.clear();
+      {
+        std::lock_guard lock(mu);
+        prework.reset();
+      }
+      break;
+    case Listener::EventKind::kPartial:
+      if (closed.load()) break;
+      {
+        nlohmann::json j = {{"text", Redacted(e.text)}, {"stable", true}};
+        sink->Event("partial", j.dump());
+      }
+      if (res.call.prework) StartPrework(e.text);
+      break;
+    case Listener::EventKind::kEndOfTurn:
+      EndOfTurn(e);
+      break;
+    case Listener::EventKind::kDiscarded:
+      break;
+    case Listener::EventKind::kError:
+      Error(-1, e.error_kind, e.error);
+      break;
   }
-  if (playing) {
-    switch (barge.Process(verdict, out_level)) {
-      case audio::BargeInEvent::kPause:
-        PauseOutput();
-        break;
-      case audio::BargeInEvent::kResume:
-        ResumeOutput();
-        break;
-      case audio::BargeInEvent::kBargeIn:
-        BargeIn();
-        break;
-      case audio::BargeInEvent::kNone:
-        break;
-    }
-  } else if (was_playing) {
-    barge.Reset();
-  }
-  was_playing = playing;
-  return playing;
-}
-
-void CallSession::Core::RememberPreroll(audio::AudioView frame) {
-  if (preroll.empty()) return;
-  std::copy(frame.samples.begin(), frame.samples.end(), preroll[preroll_next].begin());
-  preroll_next = (preroll_next + 1) % preroll.size();
-  preroll_count = std::min(preroll_count + 1, preroll.size());
-}
-
-void CallSession::Core::StartUtterance(audio::AudioView frame, bool playing) {
-  silence_ms = 0;
-  overlapped = playing;
-  barged = barged && playing;  // a barge-in may have fired on this very frame
-  partial_revision = 0;
-  turn.Reset();
-  last_peeked.clear();
-  hinted_phrase.clear();
-  {
-    std::lock_guard lock(mu);
-    prework.reset();
-  }
-  auto stream = res.recognizer->CreateStream(info.format.sample_rate_hz);
-  if (!stream.ok()) {
-    Error(-1, "asr", stream.status());
-    asr.reset();
-    return;
-  }
-  asr = std::move(*stream);
-  // Feed the pre-roll (which ends with this frame) so the first phoneme is not lost.
-  const size_t n = preroll.empty() ? 0 : preroll_count;
-  Status s;
-  if (n == 0) s = asr->AcceptFrames(frame);
-  for (size_t k = 0; k < n && s.ok(); ++k) {
-    const auto& f = preroll[(preroll_next + preroll.size() - n + k) % preroll.size()];
-    s = asr->AcceptFrames(audio::AudioView(f, info.format.sample_rate_hz));
-  }
-  if (!s.ok()) {
-    Error(-1, "asr", s);
-    asr.reset();
-  }
-}
-
-void CallSession::Core::ContinueUtterance(audio::AudioView frame, const audio::VadFrame& verdict,
-                                          int64_t now_ms) {
-  if (res.turn_model) turn.OnFrame(frame, verdict.speech, now_ms);
-  if (Status s = asr->AcceptFrames(frame); !s.ok()) {
-    Error(-1, "asr", s);
-    asr.reset();
-  } else if (asr->partial().revision != partial_revision) {
-    partial_revision = asr->partial().revision;
-    if (res.turn_model) turn.OnPartial(asr->partial().text, now_ms);
-    // The caller said more than the question the hint was for: back to the full silence.
-    if (!hinted_phrase.empty() && PhraseText(asr->partial().text) != hinted_phrase) {
-      endpointer.SetLooksComplete(false);
-      hinted_phrase.clear();
-    }
-    if (asr->partial().stable && !closed.load()) {
-      nlohmann::json j = {{"text", Redacted(asr->partial().text)}, {"stable", true}};
-      sink->Event("partial", j.dump());
-      if (res.call.prework) StartPrework(asr->partial().text);
-    }
-  }
-  if (res.turn_model && asr) endpointer.SetSilenceNeededMs(turn.WaitMs(now_ms));
 }
 
 void CallSession::Core::PauseOutput() {
@@ -191,7 +120,6 @@ void CallSession::Core::StopPlaybackLocked() {
 
 void CallSession::Core::BargeIn() {
   SpeculationPending(/*now=*/true);
-  barged = true;
   int idx;
   {
     std::lock_guard lock(mu);

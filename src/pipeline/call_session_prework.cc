@@ -72,10 +72,7 @@ void CallSession::Core::StartPrework(const std::string& partial) {
       // A question the cached tiers answer is most likely complete: end the turn after the
       // endpointer's shorter complete_silence_ms, unless the caller has said more since.
       (void)self->listen.Post([self, phrase] {
-        if (self->endpointer.in_utterance() && self->last_peeked == phrase) {
-          self->endpointer.SetLooksComplete(true);
-          self->hinted_phrase = phrase;
-        }
+        if (self->last_peeked == phrase) self->listener->HintComplete(phrase);
       });
     }
     (void)self->speak.Post([self, phrase, sentences] {

@@ -15,7 +15,8 @@
 
 namespace hotline::pipeline {
 
-void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
+void CallSession::Core::EndOfTurn(const Listener::Event& e) {
+  const audio::EndpointUpdate& u = e.update;
   SpeculationPending(/*now=*/true);
   const double eot = NowMs();
   HeardTurn heard;
@@ -24,12 +25,10 @@ void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
   r.ledger.end_of_turn = eot;
   r.ledger.speech_end = eot - static_cast<double>(u.now_ms - u.speech_end_ms);
   r.ledger.speech_start = eot - static_cast<double>(u.now_ms - u.speech_start_ms);
-  const bool echo = overlapped && !barged;
+  const bool echo = e.echo;
   std::string spec_phrase;
-  heard.spec_idx = echo ? -1 : StartSpeculation(r, spec_phrase);
-  Result<asr::AsrResult> final = asr ? asr->Finish()
-                                     : Result<asr::AsrResult>(UnavailableError("no ASR stream"));
-  asr.reset();
+  heard.spec_idx = echo ? -1 : StartSpeculation(r, e.text, spec_phrase);
+  Result<asr::AsrResult> final = listener->FinishUtterance();
   r.ledger.asr_final = NowMs();
   // A time-bounded recognizer (asr/deadline_recognizer.h, as CallStack builds it) returns
   // kDeadlineExceeded at the limit; any other is caught here after the fact.
@@ -41,7 +40,6 @@ void CallSession::Core::EndOfTurn(const audio::EndpointUpdate& u) {
   } else {
     heard.final_status = final.status();
   }
-  overlapped = barged = false;
   silence_ms = 0;
   if (echo) {
     // Speech over the agent that never became a barge-in: echo or a backchannel ("mm-hm").
@@ -145,9 +143,9 @@ void CallSession::Core::AnswerHeard(HeardTurn heard, bool speculated) {
   RespondTo(idx, std::move(token), std::move(text));
 }
 
-int CallSession::Core::StartSpeculation(const TurnReport& r, std::string& phrase) {
-  if (!asr || !res.call.prework || !res.call.prework_speculate || closed.load()) return -1;
-  const std::string partial = asr->partial().text;
+int CallSession::Core::StartSpeculation(const TurnReport& r, const std::string& partial,
+                                        std::string& phrase) {
+  if (!res.call.prework || !res.call.prework_speculate || closed.load()) return -1;
   phrase = PhraseText(partial);
   {
     std::lock_guard lock(mu);
