@@ -168,7 +168,7 @@ CallSession::~CallSession() {
   // Never blocks: queued tasks keep the core alive and find it closed.
   core_->closed.store(true);
   std::lock_guard lock(core_->mu);
-  if (core_->active_cancel) core_->active_cancel->Cancel();
+  core_->book.CancelActive();
 }
 
 void CallSession::Start() {
@@ -249,7 +249,7 @@ void CallSession::Hangup() {
   core_->closed.store(true);
   core_->ended.store(true);
   std::lock_guard lock(core_->mu);
-  if (core_->active_cancel) core_->active_cancel->Cancel();
+  core_->book.CancelActive();
   core_->answer_pending = false;
 }
 
@@ -268,7 +268,7 @@ const CallInfo& CallSession::info() const { return core_->info; }
 
 std::vector<TurnReport> CallSession::Turns() const {
   std::lock_guard lock(core_->mu);
-  return core_->turns;
+  return core_->book.all();
 }
 
 SessionStats CallSession::stats() const {
@@ -278,7 +278,7 @@ SessionStats CallSession::stats() const {
   s.frames_out = core_->frames_out.load();
   s.errors = core_->errors.load();
   std::lock_guard lock(core_->mu);
-  for (const TurnReport& t : core_->turns) {
+  for (const TurnReport& t : core_->book.all()) {
     if (t.kind == TurnKind::kCaller) ++s.turns;
     if (t.kind == TurnKind::kReprompt) ++s.reprompts;
     if (t.ledger.barge_in >= 0) ++s.barge_ins;

@@ -12,9 +12,9 @@
 //                    drive (speculation check, silence/DTMF timers, pre-work look-ups);
 //   answer strand  — CallerSession and history;
 //   speak strand   — the Speaker (synthesizer, output resampler and buffers);
-//   `mu`           — turns, the active turn and its cancel token, the playout (timeline, pause,
-//                    marks), pending hang-up/transfer; sink calls that must not interleave with
-//                    Clear().
+//   `mu`           — the TurnBook (turns, the active turn and its cancel token, the hold of a
+//                    speculative turn), the playout (timeline, pause, marks), pending
+//                    hang-up/transfer; sink calls that must not interleave with Clear().
 #pragma once
 
 #include <atomic>
@@ -31,6 +31,7 @@
 #include "pipeline/listener.h"
 #include "pipeline/playout.h"
 #include "pipeline/speaker.h"
+#include "pipeline/turn_book.h"
 
 namespace hotline::pipeline {
 
@@ -101,13 +102,9 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
 
   // ---- guarded by mu ----
   mutable std::mutex mu;
-  std::vector<TurnReport> turns;
-  std::vector<bool> turn_finished;
-  // A speculative turn is not finished (recorded) before its final transcript is known.
-  int finish_held = -1;
-  bool finish_deferred = false;
-  int active_turn = -1;
-  std::shared_ptr<CancelToken> active_cancel;
+  // The turns, the active one and its cancel token; a speculative turn is held (not reported)
+  // until its final transcript is known.
+  TurnBook book;
   bool answer_pending = false;
   int answer_turn = -1;
   MonoTime answer_started{};

@@ -106,10 +106,11 @@ void CallSession::Core::ResumeOutput() {
 
 void CallSession::Core::AbortSpeech(int idx) {
   std::lock_guard lock(mu);
-  if (active_turn != idx) return;
-  if (active_cancel) active_cancel->Cancel();
-  if (turns[idx].outcome == TurnOutcome::kPending || turns[idx].outcome == TurnOutcome::kAnswered) {
-    turns[idx].outcome = TurnOutcome::kSpeculationMissed;
+  if (book.active() != idx) return;
+  book.CancelActive();
+  TurnReport& t = book.at(idx);
+  if (t.outcome == TurnOutcome::kPending || t.outcome == TurnOutcome::kAnswered) {
+    t.outcome = TurnOutcome::kSpeculationMissed;
   }
   StopPlaybackLocked();
 }
@@ -124,11 +125,11 @@ void CallSession::Core::BargeIn() {
   {
     std::lock_guard lock(mu);
     StopPlaybackLocked();
-    idx = active_turn;
-    if (active_cancel) active_cancel->Cancel();
+    idx = book.active();
+    book.CancelActive();
     if (idx >= 0) {
-      turns[idx].ledger.barge_in = NowMs();
-      turns[idx].outcome = TurnOutcome::kBargeIn;
+      book.at(idx).ledger.barge_in = NowMs();
+      book.at(idx).outcome = TurnOutcome::kBargeIn;
     }
     if (answer_turn == idx) answer_pending = false;
     action = AfterSpeech::kNone;  // an interrupted goodbye does not hang up

@@ -114,7 +114,7 @@ bool CallSession::Core::UsePrework(int idx, const std::shared_ptr<CancelToken>& 
     std::lock_guard lock(mu);
     if (!prework || prework->phrase != PhraseText(text)) return false;
     answer = prework->answer;
-    TurnReport& t = turns[idx];
+    TurnReport& t = book.at(idx);
     t.answer = answer.text;
     t.tier = answer.tier;
     t.outcome = TurnOutcome::kAnswered;

@@ -28,7 +28,7 @@ void CallSession::Core::PaceModel(int idx) {
 
 void CallSession::Core::Stamp(int idx, double TurnLedger::*field) {
   std::lock_guard lock(mu);
-  if (idx >= 0 && turns[idx].ledger.*field < 0) turns[idx].ledger.*field = NowMs();
+  if (idx >= 0 && book.at(idx).ledger.*field < 0) book.at(idx).ledger.*field = NowMs();
 }
 
 void CallSession::Core::PostSpeak(int idx, std::shared_ptr<CancelToken> token,
@@ -118,8 +118,8 @@ Status CallSession::Core::SendFrames(int idx, const CancelToken& token,
     std::lock_guard lock(mu);
     if (token.cancelled() || closed.load()) return CancelledError("speech cancelled");
     playout.Send(frames, stream_ms.load());  // held instead while a pause lasts
-    if (idx >= 0 && turns[idx].ledger.first_audio_sent < 0) {
-      turns[idx].ledger.first_audio_sent = NowMs();
+    if (idx >= 0 && book.at(idx).ledger.first_audio_sent < 0) {
+      book.at(idx).ledger.first_audio_sent = NowMs();
       first = true;
     }
   }

@@ -45,14 +45,13 @@ void CallSession::Core::EndOfTurn(const Listener::Event& e) {
     // Speech over the agent that never became a barge-in: echo or a backchannel ("mm-hm").
     r.outcome = TurnOutcome::kDiscarded;
     std::lock_guard lock(mu);
-    turns.push_back(std::move(r));
-    turn_finished.push_back(true);
+    book.AppendFinished(std::move(r));
     return;
   }
   if (heard.spec_idx < 0) return AnswerHeard(std::move(heard), false);
   {
     std::lock_guard lock(mu);
-    heard.spoken = turns[heard.spec_idx].answer;
+    heard.spoken = book.at(heard.spec_idx).answer;
   }
   if (!final.ok() || heard.asr_slow) return AnswerHeard(std::move(heard), false);
   if (PhraseText(final->text) == spec_phrase) return AnswerHeard(std::move(heard), true);
@@ -105,7 +104,7 @@ void CallSession::Core::AnswerHeard(HeardTurn heard, bool speculated) {
   if (spec_idx >= 0) {
     if (speculated) {
       std::lock_guard lock(mu);
-      TurnReport& t = turns[spec_idx];
+      TurnReport& t = book.at(spec_idx);
       t.transcript = r.transcript;
       t.asr_confidence = r.asr_confidence;
       t.ledger.asr_final = r.ledger.asr_final;
@@ -157,8 +156,7 @@ int CallSession::Core::StartSpeculation(const TurnReport& r, const std::string& 
   const int idx = BeginTurn(std::move(early), token);
   {
     std::lock_guard lock(mu);
-    finish_held = idx;
-    finish_deferred = false;
+    book.Hold(idx);
   }
   if (!UsePrework(idx, token, partial, /*remember=*/false)) {
     ReleaseFinish(idx);
@@ -172,21 +170,21 @@ void CallSession::Core::RespondTo(int idx, std::shared_ptr<CancelToken> token, s
   if (phrase.empty()) {
     {
       std::lock_guard lock(mu);
-      turns[idx].outcome = TurnOutcome::kNotHeard;
+      book.at(idx).outcome = TurnOutcome::kNotHeard;
     }
     SpeakPrompt(idx, token, res.call.not_heard_text, AfterSpeech::kNone, "");
   } else if (MatchesPhrase(phrase, res.call.goodbye_phrases, /*anywhere=*/false)) {
     {
       std::lock_guard lock(mu);
-      turns[idx].outcome = TurnOutcome::kGoodbye;
-      turns[idx].tier = TurnTier::kGoodbye;
+      book.at(idx).outcome = TurnOutcome::kGoodbye;
+      book.at(idx).tier = TurnTier::kGoodbye;
     }
     SpeakPrompt(idx, token, res.call.goodbye_text, AfterSpeech::kHangup, "caller said goodbye");
   } else if (MatchesPhrase(phrase, res.call.agent_phrases, /*anywhere=*/true)) {
     {
       std::lock_guard lock(mu);
-      turns[idx].outcome = TurnOutcome::kTransfer;
-      turns[idx].tier = TurnTier::kTransfer;
+      book.at(idx).outcome = TurnOutcome::kTransfer;
+      book.at(idx).tier = TurnTier::kTransfer;
     }
     SpeakPrompt(idx, token, res.call.transfer_text, AfterSpeech::kTransfer,
                 "caller asked for an agent");
@@ -248,10 +246,8 @@ void CallSession::Core::CheckTimers() {
         MillisBetween(answer_started, clock->Now()) > res.call.answer_timeout_ms) {
       answer_pending = false;
       timed_out = answer_turn;
-      if (active_cancel) active_cancel->Cancel();
-      fresh = std::make_shared<CancelToken>();
-      active_cancel = fresh;
-      turns[timed_out].outcome = TurnOutcome::kBusy;
+      fresh = book.RenewActiveToken();
+      book.at(timed_out).outcome = TurnOutcome::kBusy;
     }
   }
   if (timed_out >= 0) {
@@ -339,10 +335,12 @@ void CallSession::Core::SubmitDtmf() {
     }
     {
       std::lock_guard lock(self->mu);
-      self->turns[idx].answer = result->text;
-      self->turns[idx].tier = result->tier;
-      self->turns[idx].personal = result->personal;
-      if (result->transfer) self->turns[idx].outcome = TurnOutcome::kTransfer;
+      TurnReport& t = self->book.at(idx);
+      t.answer = result->text;
+      t.tier = result->tier;
+      t.personal = result->personal;
+      // As in SpeakAnswer: a turn superseded or interrupted meanwhile keeps that outcome.
+      if (result->transfer) self->book.SettleIfPending(idx, TurnOutcome::kTransfer);
     }
     self->PostSpeak(idx, token, {result->text}, result->personal, true,
                     result->transfer ? AfterSpeech::kTransfer : AfterSpeech::kNone,
@@ -358,22 +356,10 @@ std::shared_ptr<void> CallSession::Core::BusyGuard() {
 }
 
 int CallSession::Core::BeginTurn(TurnReport report, std::shared_ptr<CancelToken>& token) {
-  token = std::make_shared<CancelToken>();
-  int previous;
-  int idx;
+  TurnBook::Begun begun;
   {
     std::lock_guard lock(mu);
-    previous = active_turn;
-    if (active_cancel) active_cancel->Cancel();
-    if (previous >= 0 && turns[previous].outcome == TurnOutcome::kPending) {
-      turns[previous].outcome = TurnOutcome::kSuperseded;
-    }
-    idx = static_cast<int>(turns.size());
-    report.index = idx;
-    turns.push_back(std::move(report));
-    turn_finished.push_back(false);
-    active_turn = idx;
-    active_cancel = token;
+    begun = book.Begin(std::move(report));
     answer_pending = false;
     action = AfterSpeech::kNone;
     action_armed = false;
@@ -381,8 +367,9 @@ int CallSession::Core::BeginTurn(TurnReport report, std::shared_ptr<CancelToken>
     // the barge-in detector settles it).
     playout.DropHeld();
   }
-  if (previous >= 0) FinishTurn(previous);
-  return idx;
+  token = std::move(begun.token);
+  if (begun.previous >= 0) FinishTurn(begun.previous);
+  return begun.index;
 }
 
 void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token, std::string text) {
@@ -419,7 +406,7 @@ void CallSession::Core::RunAnswer(int idx, const std::shared_ptr<CancelToken>& t
   hooks.stream_fallback = misses >= res.call.fallback_retries;
   {
     std::lock_guard lock(mu);
-    hooks.asr_confidence = turns[idx].asr_confidence;
+    hooks.asr_confidence = book.at(idx).asr_confidence;
   }
   double first_sentence_at = -1;
   hooks.on_sentence = [&](std::string_view sentence) {
@@ -436,9 +423,9 @@ void CallSession::Core::RunAnswer(int idx, const std::shared_ptr<CancelToken>& t
     std::lock_guard lock(mu);
     if (answer_turn == idx && answer_pending) answer_pending = false;
     // Timed out: busy_text is being said.
-    if (turns[idx].outcome == TurnOutcome::kBusy) return;
+    if (book.at(idx).outcome == TurnOutcome::kBusy) return;
     if (result.ok()) {
-      TurnLedger& l = turns[idx].ledger;
+      TurnLedger& l = book.at(idx).ledger;
       const double done = NowMs();
       if (result->understood_ms >= 0) {
         l.understood = std::min(done, called_at + result->understood_ms);
@@ -449,7 +436,7 @@ void CallSession::Core::RunAnswer(int idx, const std::shared_ptr<CancelToken>& t
       } else {
         l.cache_result = first_sentence_at >= 0 ? first_sentence_at : done;
       }
-      turns[idx].tokens = result->tokens;
+      book.at(idx).tokens = result->tokens;
     }
   }
   SpeakAnswer(idx, token, text, std::move(result), busy);
@@ -474,17 +461,15 @@ void CallSession::Core::SpeakAnswer(int idx, const std::shared_ptr<CancelToken>&
   const bool transfer = (result->fallback && !rephrase) || result->transfer;
   {
     std::lock_guard lock(mu);
-    TurnReport& t = turns[idx];
+    TurnReport& t = book.at(idx);
     t.answer = result->text;
     t.tier = result->tier;
     t.personal = result->personal;
     // A turn that began (or a barge-in that came) since the check above keeps its outcome:
     // the listen strand settles it while this answer finishes here.
-    if (t.outcome == TurnOutcome::kPending) {
-      t.outcome = transfer   ? TurnOutcome::kTransfer
-                  : rephrase ? TurnOutcome::kRephrase
-                             : TurnOutcome::kAnswered;
-    }
+    book.SettleIfPending(idx, transfer   ? TurnOutcome::kTransfer
+                              : rephrase ? TurnOutcome::kRephrase
+                                         : TurnOutcome::kAnswered);
     t.llm_gate = result->gated;
   }
   AddToHistory(text, result->personal ? "<personal>" : result->text);
@@ -502,8 +487,9 @@ void CallSession::Core::SpeakPrompt(int idx, std::shared_ptr<CancelToken> token,
                                     std::string reason) {
   {
     std::lock_guard lock(mu);
-    turns[idx].answer = text;
-    if (turns[idx].tier == TurnTier::kNone) turns[idx].tier = TurnTier::kPrompt;
+    TurnReport& t = book.at(idx);
+    t.answer = text;
+    if (t.tier == TurnTier::kNone) t.tier = TurnTier::kPrompt;
   }
   PostSpeak(idx, std::move(token), {text}, false, true, after, std::move(reason), BusyGuard());
 }
@@ -514,10 +500,10 @@ void CallSession::Core::Error(int idx, const std::string& kind, const Status& s)
   HLOG_WARN("call {}: {} error: {}", info.call_id, kind, s.message());
   if (idx >= 0) {
     std::lock_guard lock(mu);
-    if (turns[idx].outcome == TurnOutcome::kPending ||
-        turns[idx].outcome == TurnOutcome::kAnswered) {
-      turns[idx].outcome = TurnOutcome::kError;
-      turns[idx].error = kind;
+    TurnReport& t = book.at(idx);
+    if (t.outcome == TurnOutcome::kPending || t.outcome == TurnOutcome::kAnswered) {
+      t.outcome = TurnOutcome::kError;
+      t.error = kind;
     }
   }
   if (!closed.load()) {
@@ -530,28 +516,18 @@ void CallSession::Core::ReleaseFinish(int idx) {
   bool finish;
   {
     std::lock_guard lock(mu);
-    if (finish_held != idx) return;
-    finish_held = -1;
-    finish = finish_deferred;
-    finish_deferred = false;
+    finish = book.Release(idx);
   }
   if (finish) FinishTurn(idx);
 }
 
 void CallSession::Core::FinishTurn(int idx) {
-  if (idx < 0) return;
   TurnReport t;
   {
     std::lock_guard lock(mu);
-    if (idx == finish_held) {
-      finish_deferred = true;
-      return;
-    }
-    if (turn_finished[idx]) return;
-    turn_finished[idx] = true;
-    if (turns[idx].outcome == TurnOutcome::kPending) turns[idx].outcome = TurnOutcome::kAnswered;
-    if (turns[idx].ledger.turn_done < 0) turns[idx].ledger.turn_done = NowMs();
-    t = turns[idx];
+    std::optional<TurnReport> report = book.Finish(idx, NowMs());
+    if (!report) return;
+    t = std::move(*report);
   }
   metrics.ObserveTurn(t.ledger, t.kind == TurnKind::kCaller ? TurnTierName(t.tier) : "");
   const double origin = t.ledger.speech_end >= 0 ? t.ledger.speech_end : 0;
