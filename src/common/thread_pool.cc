@@ -48,6 +48,7 @@ Status Strand::Post(ThreadPool::Task task, size_t max_pending) {
                                     " pending tasks");
     }
     core_->tasks.push_back(std::move(task));
+    ++core_->unfinished;
     if (!core_->running) {
       core_->running = true;
       start = true;
@@ -59,6 +60,7 @@ Status Strand::Post(ThreadPool::Task task, size_t max_pending) {
   if (!s.ok()) {
     std::lock_guard lock(core_->mu);
     core_->tasks.pop_back();
+    --core_->unfinished;
     core_->running = false;
   }
   return s;
@@ -66,7 +68,7 @@ Status Strand::Post(ThreadPool::Task task, size_t max_pending) {
 
 size_t Strand::pending() const {
   std::lock_guard lock(core_->mu);
-  return core_->tasks.size();
+  return core_->unfinished;
 }
 
 void Strand::Drain(const std::shared_ptr<Core>& core) {
@@ -89,6 +91,9 @@ void Strand::Drain(const std::shared_ptr<Core>& core) {
     } catch (...) {
       HLOG_ERROR("strand task threw a non-standard exception");
     }
+    task = nullptr;  // what it held is released before it counts as finished
+    std::lock_guard lock(core->mu);
+    --core->unfinished;
   }
   // Still work left: continue in a fresh task at the back of the pool's queue (the running flag
   // stays set, so order holds). If the pool is saturated, keep going here rather than drop work.

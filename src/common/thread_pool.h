@@ -67,6 +67,8 @@ class Strand {
   // `max_pending` tasks or the pool is saturated.
   Status Post(ThreadPool::Task task, size_t max_pending = 1024);
 
+  // Tasks posted and not yet finished: queued, or the one running. Zero means every task posted
+  // before the call has run to its end.
   size_t pending() const;
 
  private:
@@ -75,6 +77,7 @@ class Strand {
     ThreadPool& pool;
     std::mutex mu;
     std::deque<ThreadPool::Task> tasks;
+    size_t unfinished = 0;  // tasks.size(), plus 1 while one runs
     bool running = false;
   };
   static void Drain(const std::shared_ptr<Core>& core);

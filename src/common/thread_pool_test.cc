@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <latch>
+#include <thread>
 #include <vector>
 
 namespace hotline {
@@ -87,6 +89,30 @@ TEST(Strand, BoundsPendingTasks) {
   EXPECT_TRUE(second.ok()) << second;
   EXPECT_TRUE(third.ok()) << third;
   EXPECT_EQ(fourth.code(), StatusCode::kResourceExhausted);
+}
+
+TEST(Strand, PendingCountsTheRunningTaskUntilItHasFinished) {
+  ThreadPool pool(1, 8);
+  std::latch release(1);
+  std::latch started(1);
+  Strand strand(pool);
+  EXPECT_EQ(strand.pending(), 0u);
+  ASSERT_TRUE(strand
+                  .Post([&] {
+                    started.count_down();
+                    release.wait();
+                  })
+                  .ok());
+  started.wait();
+  EXPECT_EQ(strand.pending(), 1u);  // dequeued, still running
+  ASSERT_TRUE(strand.Post([] {}).ok());
+  EXPECT_EQ(strand.pending(), 2u);
+  release.count_down();
+  for (int i = 0; i < 2000 && strand.pending() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(strand.pending(), 0u);
+  pool.Shutdown();
 }
 
 }  // namespace

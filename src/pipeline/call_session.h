@@ -180,7 +180,8 @@ class CallSession {
   // Nothing to do for the agent right now: no open utterance, no answer or speech in flight, and
   // all audio handed to the sink has played (on the inbound clock). For scripted transports.
   bool idle() const;
-  // Inbound payloads waiting for the listen worker.
+  // Inbound payloads (and other listen-strand work) not yet fully handled: 0 once everything
+  // pushed so far has been processed.
   size_t queued_audio() const;
   // Inbound stream time (ms of caller audio processed).
   int64_t stream_ms() const;

@@ -44,7 +44,7 @@ class CallSessionTest : public ::testing::Test {
   }
 
   // Pushes 8 kHz audio as μ-law 20 ms frames, one at a time as a line would (the fake clock
-  // moves 20 ms per frame), each taken by the listen worker before the next.
+  // moves 20 ms per frame), each handled to its end by the listen worker before the next.
   void Feed(const std::vector<int16_t>& pcm) {
     std::vector<uint8_t> frame(160);
     for (size_t at = 0; at + 160 <= pcm.size(); at += 160) {
