@@ -103,8 +103,6 @@ class Listener {
   void HintComplete(const std::string& phrase);
 
   bool in_utterance() const { return endpointer_.in_utterance(); }
-  // Stream time at the end of the last frame heard (ms).
-  int64_t now_ms() const { return endpointer_.now_ms(); }
 
  private:
   Listener(const ListenerOptions& options, asr::Recognizer* recognizer, audio::Vad vad,
