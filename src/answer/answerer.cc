@@ -406,29 +406,32 @@ std::vector<Passage> Answerer::Retrieve(const Question& q) {
   return passages;
 }
 
+bool Answerer::SpeaksPassage(const Question& q, const Passage& top,
+                             std::optional<double> asr_confidence) const {
+  // Spoken straight from the knowledge base only when the classifier's best guess (accepted or
+  // not) names the passage's intent: two independent readings of the turn agree. A misheard or
+  // out-of-scope turn still finds some passage with a fair BM25 score, but its best guess rarely
+  // points at the same article (docs/answers.md, "The knowledge-base tier").
+  const std::string& guess = q.prediction ? q.prediction->intent : q.intent;
+  const bool judged =
+      config_.kb_direct_requires_intent_match && !guess.empty() && !top.article.intent.empty();
+  if (!judged) return top.score >= config_.kb_direct_min_score;
+  // The guess's lead and the recognizer's confidence count only for a guess the classifier did
+  // not accept; a typed turn has no recognizer confidence.
+  const bool unaccepted = q.prediction && !q.prediction->accepted;
+  const double margin = unaccepted ? q.prediction->margin : 1.0;
+  const double heard = unaccepted ? asr_confidence.value_or(1.0) : 1.0;
+  return top.article.intent == guess && top.score >= config_.kb_direct_agreed_min_score &&
+         margin >= config_.kb_direct_agreed_min_margin &&
+         heard >= config_.kb_direct_agreed_min_asr_confidence;
+}
+
 Result<std::optional<AnswerResult>> Answerer::FromKnowledgeOrModel(
     const Question& q, CallerSession& caller, const std::vector<ChatMessage>& history, Turn& t) {
   std::vector<Passage> passages = Retrieve(q);
   if (!passages.empty()) {
     const Passage& top = passages[0];
-    // Spoken straight from the knowledge base only when the classifier's best guess (accepted
-    // or not) names the passage's intent: two independent readings of the turn agree. A
-    // misheard or out-of-scope turn still finds some passage with a fair BM25 score, but its
-    // best guess rarely points at the same article (docs/answers.md, "The knowledge-base tier").
-    const std::string& guess = q.prediction ? q.prediction->intent : q.intent;
-    const bool judged = config_.kb_direct_requires_intent_match && !guess.empty() &&
-                        !top.article.intent.empty();
-    // The guess's lead and the recognizer's confidence count only for a guess the classifier did
-    // not accept; a typed turn has no recognizer confidence.
-    const bool unaccepted = q.prediction && !q.prediction->accepted;
-    const double margin = unaccepted ? q.prediction->margin : 1.0;
-    const double heard = unaccepted ? t.options.asr_confidence.value_or(1.0) : 1.0;
-    const bool speak = judged ? top.article.intent == guess &&
-                                    top.score >= config_.kb_direct_agreed_min_score &&
-                                    margin >= config_.kb_direct_agreed_min_margin &&
-                                    heard >= config_.kb_direct_agreed_min_asr_confidence
-                              : top.score >= config_.kb_direct_min_score;
-    if (speak) {
+    if (SpeaksPassage(q, top, t.options.asr_confidence)) {
       const std::vector<std::string> deps{KnowledgeBase::StampFor(top.article.id)};
       std::vector<uint64_t> snapshot;
       if (parts_.l3) {
@@ -569,6 +572,14 @@ Result<std::optional<AnswerResult>> Answerer::Peek(std::string_view partial,
     }
   }
   return std::optional<AnswerResult>();
+}
+
+Result<bool> Answerer::Understands(std::string_view partial, const CallerSession& caller) {
+  ASSIGN_OR_RETURN(Question q, parts_.understand(partial));
+  if (q.text.empty() || caller.clarification()) return false;
+  if (!q.intent.empty()) return true;
+  std::vector<Passage> passages = Retrieve(q);
+  return !passages.empty() && SpeaksPassage(q, passages[0], std::nullopt);
 }
 
 Result<std::vector<ChatMessage>> Answerer::DraftPrompt(std::string_view partial,

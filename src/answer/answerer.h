@@ -320,6 +320,13 @@ class Answerer {
   // no stats, no caller state, no model, no tool (an L3 entry found stale may be dropped).
   Result<std::optional<AnswerResult>> Peek(std::string_view partial, const CallerSession& caller);
 
+  // Whether `partial` already reads as a question this line acts on, whether or not a cached
+  // tier could answer it now: the classifier accepts its intent (an account request included),
+  // or the knowledge base would speak a passage for it (taking the unknown recognizer
+  // confidence of a partial as sure). False in reply to a clarifying question. For ending the
+  // caller's turn sooner, never for choosing the answer. Same side effects as Peek: none.
+  Result<bool> Understands(std::string_view partial, const CallerSession& caller);
+
   // The messages the language model would get if `partial` were the whole turn (for
   // llm::LanguageModel::Prefetch while the caller talks). Reads the knowledge base.
   Result<std::vector<ChatMessage>> DraftPrompt(std::string_view partial, const CallerSession& caller,
@@ -369,6 +376,11 @@ class Answerer {
                                       CallerSession& caller);
   std::string TopicOf(const std::string& intent) const;
   std::vector<Passage> Retrieve(const Question& q);
+  // Whether the knowledge-base tier speaks `top` (the best passage for `q`) itself: its BM25
+  // score, and where the classifier's best guess is judged, that guess naming the passage's
+  // intent with the lead and recognizer confidence the configuration asks for.
+  bool SpeaksPassage(const Question& q, const Passage& top,
+                     std::optional<double> asr_confidence) const;
   Result<std::optional<AnswerResult>> FromKnowledgeOrModel(const Question& q, CallerSession& caller,
                                                            const std::vector<ChatMessage>& history,
                                                            Turn& t);

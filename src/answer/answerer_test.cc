@@ -616,6 +616,26 @@ TEST(Answerer, PeekAnswersFromSharedCachesWithoutSideEffects) {
   EXPECT_TRUE(no_llm.answerer->Prefetch("When are you open", caller, {}).ok());
 }
 
+TEST(Answerer, UnderstandsAPartialTheLineWouldActOnThoughNoCacheAnswersIt) {
+  World w;
+  CallerSession caller("+15550199");
+  // An account request: the classifier accepts it, no shared tier ever answers it.
+  EXPECT_FALSE(w.answerer->Peek("What was my bill", caller).value().has_value());
+  EXPECT_TRUE(w.answerer->Understands("What was my bill", caller).value());
+  EXPECT_FALSE(caller.pending().has_value());  // no PIN dialogue started
+  // A guess the classifier did not accept, which the knowledge base's best passage agrees with.
+  EXPECT_TRUE(w.answerer->Understands("I forgot my password", caller).value());
+  // Neither an intent nor a passage the tier would speak: the model's, or nobody's.
+  EXPECT_FALSE(w.answerer->Understands("When are you open", caller).value());
+  EXPECT_FALSE(w.answerer->Understands("", caller).value());
+  EXPECT_EQ(w.answerer->stats().turns.load(), 0u);
+  EXPECT_EQ(w.llm.calls, 0);
+  // A reply to a clarifying question is the clarification's to read.
+  World clarifying(false, nullptr, [](AnswererConfig& c) { c.clarify.enabled = true; });
+  ASSERT_EQ(clarifying.Ask("I want my money back", caller).tier, AnswerTierId::kClarify);
+  EXPECT_FALSE(clarifying.answerer->Understands("What was my bill", caller).value());
+}
+
 TEST(Answerer, ConfigValidation) {
   AnswererConfig c;
   c.tool_intents = {"no_equals_sign"};

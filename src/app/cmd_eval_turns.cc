@@ -609,16 +609,26 @@ Result<std::unique_ptr<TurnObjects>> BuildTurnObjects(const HotlineConfig& cfg) 
   return o;
 }
 
-// The old rule's hint: with pre-work ending turns, a partial of enough words that a cached tier
-// would answer (not personally, not the fallback) looks complete.
+// The old rule's hint, as a call's pre-work sets it (pipeline/call_session_prework.cc): with
+// pre-work ending turns, a partial of enough words that a cached tier would answer (not
+// personally, not the fallback) looks complete; with call.understood_ends_turn, so does one that
+// the line understands (Answerer::Understands) or that closes the call (a goodbye, a request for
+// a person; any length).
 asr::LooksCompleteFn LooksComplete(const pipeline::CallConfig& call, answer::Answerer& answerer) {
   return [&call, &answerer](const std::string& partial) {
     if (!call.prework || !call.prework_ends_turn) return false;
+    const bool understood_ends = call.understood_ends_turn;
+    if (understood_ends && pipeline::ClosesCall(call, pipeline::PhraseText(partial))) return true;
     if (static_cast<int>(Words(partial).size()) < call.prework_min_words) return false;
     answer::CallerSession caller("");
     auto peeked = answerer.Peek(partial, caller);
-    return peeked.ok() && peeked->has_value() && !(*peeked)->personal &&
-           (*peeked)->tier != answer::AnswerTierId::kFallback;
+    if (peeked.ok() && peeked->has_value() && !(*peeked)->personal &&
+        (*peeked)->tier != answer::AnswerTierId::kFallback) {
+      return true;
+    }
+    if (!understood_ends) return false;
+    auto understood = answerer.Understands(partial, caller);
+    return understood.ok() && *understood;
   };
 }
 

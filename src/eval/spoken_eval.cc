@@ -268,6 +268,8 @@ Status AnswerLikeACall(pipeline::CallStack& stack, const Attribution& attributio
     item.guess_confidence = understood.prediction->confidence;
     item.guess_margin = understood.prediction->margin;
     item.runner_up = understood.prediction->runner_up;
+    item.neighbour_intent = understood.prediction->neighbour_intent;
+    item.neighbour_similarity = understood.prediction->neighbour_similarity;
   }
   if (!understood.text.empty()) {  // what the knowledge-base tier searches with
     ASSIGN_OR_RETURN(std::vector<answer::Passage> top, answers.kb().Search(understood.text, 1));
@@ -507,6 +509,8 @@ std::string SpokenReportJson(const SpokenReport& r, bool with_items) {
                          {"guess_confidence", i.guess_confidence},
                          {"guess_margin", i.guess_margin},
                          {"runner_up", i.runner_up},
+                         {"neighbour_intent", i.neighbour_intent},
+                         {"neighbour_similarity", i.neighbour_similarity},
                          {"kb_top_intent", i.kb_top_intent},
                          {"kb_top_score", i.kb_top_score},
                          {"tier", i.tier},

@@ -112,9 +112,12 @@ struct SpokenItem {
   std::string heard_intent;  // accepted intent of the transcript
   // The classifier's best guess for the transcript, accepted or not, with its probability,
   // calibrated confidence and margin over the runner-up; and the knowledge base's best passage
-  // for it (intent, BM25 score).
+  // for it (intent, BM25 score); and the intent of the most similar training question, with its
+  // cosine similarity.
   std::string guess, runner_up;
   double guess_probability = 0, guess_confidence = 0, guess_margin = 0;
+  std::string neighbour_intent;
+  double neighbour_similarity = 0;
   std::string kb_top_intent;
   double kb_top_score = 0;
   std::string tier;

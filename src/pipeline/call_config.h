@@ -86,6 +86,12 @@ struct CallConfig {
   // likely complete. Saves the difference (260 ms by default) on those turns; a caller who then
   // pauses that long mid-sentence is answered early (saying more withdraws the hint).
   bool prework_ends_turn = true;
+  // With prework_ends_turn, a stable partial no cached tier answers ends the turn the same way
+  // when it already reads as a whole question: the classifier accepts its intent (an account
+  // request, which is never cached, included) or the knowledge base would speak a passage for
+  // it; and so does a partial that ends in a goodbye or holds a request for a person (a turn
+  // the session answers itself, whatever the tiers say).
+  bool understood_ends_turn = true;
   // At end of turn, when the last partial is the one whose answer was prepared, that answer
   // starts playing before the recognizer's final pass (tens of ms on a busy machine) instead of
   // after it. A final transcript that reads differently stops it at once (clear) and is answered
@@ -149,6 +155,9 @@ struct CallConfig {
     v.Field("prework_min_words", prework_min_words, "Words a stable partial needs to be looked up ahead");
     v.Field("prework_ends_turn", prework_ends_turn,
             "A partial the cached tiers answer ends the turn after endpointer.complete_silence_ms");
+    v.Field("understood_ends_turn", understood_ends_turn,
+            "So does a partial the classifier or the knowledge base understands, or a goodbye or "
+            "agent request");
     v.Field("prework_prefetch", prework_prefetch,
             "Prefetch the model's prompt for a stable partial no cached tier answers");
     v.Field("speculation_check_ms", speculation_check_ms,

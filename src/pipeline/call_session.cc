@@ -121,6 +121,11 @@ bool MatchesPhrase(std::string_view turn, const std::vector<std::string>& phrase
   return false;
 }
 
+bool ClosesCall(const CallConfig& call, std::string_view turn_phrase_text) {
+  return MatchesPhrase(turn_phrase_text, call.goodbye_phrases, /*anywhere=*/false) ||
+         MatchesPhrase(turn_phrase_text, call.agent_phrases, /*anywhere=*/true);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Creation and the transport-facing API (any thread, never blocks).
 

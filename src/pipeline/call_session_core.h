@@ -204,6 +204,9 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
 
   // call_session_prework.cc — answers prepared before the caller finishes.
   void StartPrework(const std::string& partial);
+  // The partial `phrase` looks like a whole turn: end it after complete_silence_ms, unless the
+  // caller has said more by the time this reaches the listen strand (any strand).
+  void PostHint(const std::string& phrase);
   // Speaks the prepared answer if it is for `text`'s phrase; `remember`: add the exchange to
   // the history now (a speculative start adds it once the final transcript confirms it).
   bool UsePrework(int idx, const std::shared_ptr<CancelToken>& token, const std::string& text,

@@ -2,7 +2,9 @@
 // answerer's shareable cached tiers (Answerer::Peek, answer strand) and the answer's audio is
 // synthesized into the audio cache (speak strand) while the caller is still talking. At end of
 // turn, a final transcript that reads the same as that partial is answered from the prepared
-// answer at once: no answer look-up, and every sentence is an audio-cache hit.
+// answer at once: no answer look-up, and every sentence is an audio-cache hit. A partial that
+// is answered ahead, or already reads as a whole question (Understands, a goodbye, a request
+// for a person), ends the turn after the endpointer's shorter complete_silence_ms.
 #include <chrono>
 #include <sstream>
 
@@ -23,17 +25,21 @@ int WordCount(const std::string& phrase) {
 
 void CallSession::Core::StartPrework(const std::string& partial) {
   const std::string phrase = PhraseText(partial);
-  if (phrase.empty() || phrase == last_peeked || WordCount(phrase) < res.call.prework_min_words) {
+  if (phrase.empty() || phrase == last_peeked) return;
+  const bool hints = res.call.prework_ends_turn && res.call.understood_ends_turn;
+  // Goodbyes and agent requests are not answered by the tiers; the session answers them itself,
+  // so such a partial is a whole turn.
+  if (ClosesCall(res.call, phrase)) {
+    if (hints) {
+      last_peeked = phrase;
+      listener->HintComplete(phrase);
+    }
     return;
   }
-  // Goodbyes and agent requests are not answered by the tiers.
-  if (MatchesPhrase(phrase, res.call.goodbye_phrases, false) ||
-      MatchesPhrase(phrase, res.call.agent_phrases, true)) {
-    return;
-  }
+  if (WordCount(phrase) < res.call.prework_min_words) return;
   last_peeked = phrase;
   auto self = shared_from_this();
-  (void)answerer.Post([self, partial, phrase] {
+  (void)answerer.Post([self, partial, phrase, hints] {
     if (self->closed.load()) return;
     const MonoTime started = self->clock->Now();
     auto peeked = self->res.answerer->Peek(partial, self->caller);
@@ -44,6 +50,11 @@ void CallSession::Core::StartPrework(const std::string& partial) {
       return;
     }
     if (!peeked->has_value() || (*peeked)->personal || (*peeked)->fallback) {
+      // Nothing to prepare, but a question the line understands is most likely complete.
+      if (hints) {
+        auto understood = self->res.answerer->Understands(partial, self->caller);
+        if (understood.ok() && *understood) self->PostHint(phrase);
+      }
       // The model will answer: let it compute the likely prompt while the caller talks.
       if (self->res.call.prework_prefetch) {
         const MonoTime t0 = self->clock->Now();
@@ -68,13 +79,8 @@ void CallSession::Core::StartPrework(const std::string& partial) {
       p.peek_ms = peek_ms;
       self->prework = std::move(p);
     }
-    if (self->res.call.prework_ends_turn) {
-      // A question the cached tiers answer is most likely complete: end the turn after the
-      // endpointer's shorter complete_silence_ms, unless the caller has said more since.
-      (void)self->listen.Post([self, phrase] {
-        if (self->last_peeked == phrase) self->listener->HintComplete(phrase);
-      });
-    }
+    // A question the cached tiers answer is most likely complete.
+    if (self->res.call.prework_ends_turn) self->PostHint(phrase);
     (void)self->speak.Post([self, phrase, sentences] {
       const MonoTime t0 = self->clock->Now();
       if (!self->closed.load()) {
@@ -85,6 +91,13 @@ void CallSession::Core::StartPrework(const std::string& partial) {
       std::lock_guard lock(self->mu);
       if (self->prework && self->prework->phrase == phrase) self->prework->synth_ms = synth_ms;
     });
+  });
+}
+
+void CallSession::Core::PostHint(const std::string& phrase) {
+  auto self = shared_from_this();
+  (void)listen.Post([self, phrase] {
+    if (self->last_peeked == phrase) self->listener->HintComplete(phrase);
   });
 }
 

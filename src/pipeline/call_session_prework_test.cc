@@ -3,8 +3,12 @@
 // end of turn a cached answer allows (call_session_prework.cc, call_session_turns.cc).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "pipeline/testing/call_session_fixture.h"
 
@@ -12,6 +16,7 @@ namespace hotline::pipeline {
 namespace {
 
 using testing::CallSessionTest;
+using testing::FakeRecognizer;
 using testing::Silence;
 using testing::Vowel;
 using testing::WaitFor;
@@ -184,6 +189,57 @@ TEST_F(CallSessionTest, ACachedAnswerForThePartialShortensEndpointing) {
   // complete_silence_ms (240) instead of trailing_silence_ms (500), give or take one frame.
   EXPECT_NEAR(t.ledger.end_of_turn - t.ledger.speech_end, res_.endpointer.complete_silence_ms,
               20.0);
+}
+
+// A stable partial of `words`, then silence: the end of turn after the caller's last word.
+class UnderstoodPartialTest : public CallSessionTest {
+ protected:
+  double EndOfTurnAfterSpeech(const std::string& words) {
+    recognizer_ = std::make_unique<FakeRecognizer>(std::vector<std::string>{words});
+    recognizer_->stable_after_frames = 10;
+    res_.recognizer = recognizer_.get();
+    StartCall();
+    Feed(Silence(200));
+    Feed(Vowel(600));
+    // Let a hint posted from the answer worker reach the listen worker before the silence.
+    EXPECT_TRUE(WaitFor([&] { return session_->queued_audio() == 0; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    Feed(Silence(700));
+    EXPECT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") >= 1; }));
+    TurnReport t = session_->Turns().front();
+    return t.ledger.end_of_turn - t.ledger.speech_end;
+  }
+  std::unique_ptr<FakeRecognizer> recognizer_;
+};
+
+TEST_F(UnderstoodPartialTest, APartialTheLineUnderstandsShortensEndpointing) {
+  answerer_.understands = true;  // no cached tier answers it, but it reads as a whole question
+  EXPECT_NEAR(EndOfTurnAfterSpeech("what was my bill last month"),
+              res_.endpointer.complete_silence_ms, 20.0);
+  {
+    std::lock_guard lock(answerer_.mu);
+    EXPECT_EQ(answerer_.understood, (std::vector<std::string>{"what was my bill last month"}));
+    EXPECT_EQ(answerer_.prefetches.size(), 1u);  // the model's prompt is still prepared
+  }
+  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
+}
+
+TEST_F(UnderstoodPartialTest, WithoutUnderstoodEndsTurnOnlyACachedAnswerShortensEndpointing) {
+  answerer_.understands = true;
+  res_.call.understood_ends_turn = false;
+  EXPECT_NEAR(EndOfTurnAfterSpeech("what was my bill last month"),
+              res_.endpointer.trailing_silence_ms, 20.0);
+  std::lock_guard lock(answerer_.mu);
+  EXPECT_TRUE(answerer_.understood.empty());
+}
+
+TEST_F(UnderstoodPartialTest, ARequestForAPersonShortensEndpointingWithoutALookUp) {
+  EXPECT_NEAR(EndOfTurnAfterSpeech("can i talk to a real person"),
+              res_.endpointer.complete_silence_ms, 20.0);
+  ASSERT_TRUE(WaitFor([&] { return !sink_->transfer().empty(); }));
+  std::lock_guard lock(answerer_.mu);
+  EXPECT_TRUE(answerer_.peeks.empty());
+  EXPECT_TRUE(answerer_.understood.empty());
 }
 
 TEST_F(CallSessionTest, WithoutACachedAnswerTheFullSilenceEndsTheTurn) {

@@ -56,6 +56,11 @@ Result<std::optional<TurnAnswer>> AnswererAdapter::Peek(std::string_view partial
   return std::optional<TurnAnswer>(FromResult(*r));
 }
 
+Result<bool> AnswererAdapter::Understands(std::string_view partial,
+                                          const answer::CallerSession& caller) {
+  return answerer_.Understands(partial, caller);
+}
+
 Status AnswererAdapter::Prefetch(std::string_view partial, const answer::CallerSession& caller,
                                  const std::vector<answer::ChatMessage>& history) {
   return answerer_.Prefetch(partial, caller, history);

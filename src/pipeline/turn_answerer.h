@@ -10,7 +10,8 @@
 // sentences while it generates, a cached answer's sentences at once).
 //
 // Look-ahead: Peek says what the shareable cached tiers would answer for a partial transcript,
-// with no side effects, so the session can prepare the audio before the caller finishes.
+// with no side effects, so the session can prepare the audio before the caller finishes;
+// Understands, whether the partial already reads as a whole question, so the turn can end sooner.
 //
 // Thread-safety: Answer/SubmitPin may be called concurrently for different calls (different
 // CallerSessions); one call's CallerSession is used by one thread at a time.
@@ -78,6 +79,13 @@ class TurnAnswerer {
     (void)caller;
     return std::optional<TurnAnswer>();
   }
+  // Whether `partial` already reads as a question the line acts on (answer::Answerer::
+  // Understands), though no cached tier answers it now: the turn may end sooner. Default: no.
+  virtual Result<bool> Understands(std::string_view partial, const answer::CallerSession& caller) {
+    (void)partial;
+    (void)caller;
+    return false;
+  }
   // The caller is still talking and no cached tier answers `partial`: let the language model
   // compute the likely prompt ahead (best effort; default nothing).
   virtual Status Prefetch(std::string_view partial, const answer::CallerSession& caller,
@@ -99,6 +107,7 @@ class AnswererAdapter final : public TurnAnswerer {
   Result<TurnAnswer> SubmitPin(answer::CallerSession& caller, std::string_view digits) override;
   Result<std::optional<TurnAnswer>> Peek(std::string_view partial,
                                          const answer::CallerSession& caller) override;
+  Result<bool> Understands(std::string_view partial, const answer::CallerSession& caller) override;
   Status Prefetch(std::string_view partial, const answer::CallerSession& caller,
                   const std::vector<answer::ChatMessage>& history) override;
 

@@ -253,6 +253,11 @@ class FakeAnswerer : public TurnAnswerer {
     if (!peek_only_for.empty() && partial != peek_only_for) return std::optional<TurnAnswer>();
     return peek_answer;
   }
+  Result<bool> Understands(std::string_view partial, const answer::CallerSession&) override {
+    std::lock_guard lock(mu);
+    understood.emplace_back(partial);
+    return understands;
+  }
   Status Prefetch(std::string_view partial, const answer::CallerSession&,
                   const std::vector<answer::ChatMessage>&) override {
     std::lock_guard lock(mu);
@@ -260,6 +265,8 @@ class FakeAnswerer : public TurnAnswerer {
     return Status::Ok();
   }
   std::vector<std::string> prefetches;  // guarded by mu
+  bool understands = false;             // what Understands says (guarded by mu)
+  std::vector<std::string> understood;  // the partials it was asked about (guarded by mu)
 };
 
 // Records everything the session sends. Thread-safe.
