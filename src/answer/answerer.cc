@@ -71,6 +71,9 @@ Status AnswererConfig::Validate() const {
   if (!(kb_direct_agreed_min_margin >= 0 && kb_direct_agreed_min_margin <= 1)) {
     return InvalidArgumentError("kb_direct_agreed_min_margin must be in [0, 1]");
   }
+  if (!(accept_min_asr_confidence >= 0 && accept_min_asr_confidence <= 1)) {
+    return InvalidArgumentError("accept_min_asr_confidence must be in [0, 1]");
+  }
   if (!(kb_direct_agreed_min_asr_confidence >= 0 && kb_direct_agreed_min_asr_confidence <= 1)) {
     return InvalidArgumentError("kb_direct_agreed_min_asr_confidence must be in [0, 1]");
   }
@@ -207,6 +210,13 @@ Result<AnswerResult> Answerer::AnswerTurn(std::string_view turn, CallerSession& 
       return AnswerAsIntent(std::move(original), reply.intent, caller);
     }
   }
+  // A transcript the recognizer is unsure of may be misheard into a question some tier knows:
+  // it is answered only by what checks more than its words.
+  const bool trusted = TrustsTranscript(t.options.asr_confidence);
+  if (!trusted) {
+    q.intent.clear();
+    if (q.prediction) q.prediction->accepted = false;
+  }
   {
     Result<AnswerResult> error = AnswerResult();
     if (auto r = AnswerToolIntent(q, caller, &error)) return std::move(*r);
@@ -219,7 +229,7 @@ Result<AnswerResult> Answerer::AnswerTurn(std::string_view turn, CallerSession& 
   const std::pair<AnswerTier*, AnswerTierId> tiers[] = {{parts_.l1, AnswerTierId::kL1},
                                                         {parts_.l2, AnswerTierId::kL2}};
   for (auto [tier, id] : tiers) {
-    if (!tier) continue;
+    if (!tier || !trusted) continue;
     auto hit = tier->Lookup(q, caller);
     if (!hit.ok()) {
       stats_.tier_errors.fetch_add(1, std::memory_order_relaxed);
@@ -228,7 +238,7 @@ Result<AnswerResult> Answerer::AnswerTurn(std::string_view turn, CallerSession& 
     }
     if (*hit) return Done(FromTier(std::move(**hit), id, caller));
   }
-  if (parts_.l3) {
+  if (parts_.l3 && trusted) {
     auto hit = parts_.l3->Lookup(q.text);
     if (!hit.ok()) {
       stats_.tier_errors.fetch_add(1, std::memory_order_relaxed);
@@ -404,6 +414,10 @@ std::vector<Passage> Answerer::Retrieve(const Question& q) {
     if (p.score >= config_.kb.min_score) passages.push_back(std::move(p));
   }
   return passages;
+}
+
+bool Answerer::TrustsTranscript(std::optional<double> asr_confidence) const {
+  return !asr_confidence || *asr_confidence >= config_.accept_min_asr_confidence;
 }
 
 bool Answerer::SpeaksPassage(const Question& q, const Passage& top,

@@ -218,10 +218,16 @@ struct AnswererConfig {
   // ...and, for a spoken turn, whose transcript the recognizer is at least this sure of
   // (AnswerOptions::asr_confidence, the mean word posterior). An unaccepted guess on a misheard
   // transcript still agrees with some passage; with `clarify` on, such turns are asked about
-  // instead. Typed turns (no recognizer) are not held to it. An answer the caches (L2, L3)
-  // already hold for the transcript is still given, as their answer to a stable partial is
-  // (speculation). 0 = no floor.
+  // instead. Typed turns (no recognizer) are not held to it; the caches and accepted intents
+  // are held to accept_min_asr_confidence. 0 = no floor.
   double kb_direct_agreed_min_asr_confidence = 0;
+  // The recognizer's confidence a spoken turn needs to be answered on its words alone: from L1,
+  // L2 or L3 (whose answers a misheard transcript can match as well as a well-heard one), or on
+  // an intent the classifier accepted (a tool, a passage). Below it the turn goes on as one the
+  // classifier was unsure of: an agreed passage (held to the floor above), the model (held to
+  // its gate), a clarifying question, or the fallback. The call session holds its prepared
+  // answers to the same floor. Typed turns are not held to it. 0 = no floor.
+  double accept_min_asr_confidence = 0;
   // "intent=tool" pairs: intents answered by an account tool for an identified caller.
   std::vector<std::string> tool_intents = {"get_invoice=last_bill", "check_invoice=last_bill",
                                            "track_order=order_status",
@@ -267,6 +273,9 @@ struct AnswererConfig {
             "BM25 score to speak a passage the classifier's best guess agrees with");
     v.Field("kb_direct_agreed_min_margin", kb_direct_agreed_min_margin,
             "Probability lead over the runner-up intent the agreeing guess needs (0 = none)");
+    v.Field(
+        "accept_min_asr_confidence", accept_min_asr_confidence,
+        "Recognizer confidence a spoken turn needs for L1/L2/L3 or an accepted intent (0 = none)");
     v.Field("kb_direct_agreed_min_asr_confidence", kb_direct_agreed_min_asr_confidence,
             "Recognizer confidence a spoken turn needs for an agreed passage (0 = none)");
     v.Field("tool_intents", tool_intents, "intent=tool pairs served by account tools");
@@ -319,6 +328,10 @@ class Answerer {
   // `partial` now; nullopt when none would (or the turn asks for personal data). No side effects:
   // no stats, no caller state, no model, no tool (an L3 entry found stale may be dropped).
   Result<std::optional<AnswerResult>> Peek(std::string_view partial, const CallerSession& caller);
+
+  // Whether a transcript heard with `asr_confidence` (nullopt: typed) may be answered on its
+  // words alone (accept_min_asr_confidence).
+  bool TrustsTranscript(std::optional<double> asr_confidence) const;
 
   // Whether `partial` already reads as a question this line acts on, whether or not a cached
   // tier could answer it now: the classifier accepts its intent (an account request included),

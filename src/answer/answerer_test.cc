@@ -636,6 +636,41 @@ TEST(Answerer, UnderstandsAPartialTheLineWouldActOnThoughNoCacheAnswersIt) {
   EXPECT_FALSE(clarifying.answerer->Understands("What was my bill", caller).value());
 }
 
+TEST(Answerer, ATranscriptTheRecognizerDoubtsIsNotAnsweredOnItsWordsAlone) {
+  auto floor = [](AnswererConfig& c) {
+    c.accept_min_asr_confidence = 0.3;
+    c.kb_direct_agreed_min_asr_confidence = 0.3;
+  };
+  World w(false, nullptr, floor);
+  CallerSession caller("+15550199");
+  ASSERT_EQ(w.Ask("How long does delivery take?", caller).tier, AnswerTierId::kKnowledgeBase);
+  // Heard well, the cached answer is given; heard with doubt, the caches are not asked (this
+  // fake understander has no classifier's guess, so the passage's score alone decides).
+  EXPECT_EQ(w.Hear("How long does delivery take?", 0.3, caller).tier, AnswerTierId::kL2);
+  EXPECT_EQ(w.Hear("How long does delivery take?", 0.29, caller).tier,
+            AnswerTierId::kKnowledgeBase);
+  w.l2.learned.clear();
+  EXPECT_EQ(w.Hear("How long does delivery take?", 0.9, caller).tier, AnswerTierId::kL3);
+  EXPECT_EQ(w.Hear("How long does delivery take?", 0.1, caller).tier, AnswerTierId::kKnowledgeBase);
+  // A guess the classifier made is no longer accepted: its agreed passage is held to the floor.
+  EXPECT_EQ(w.Hear("I forgot my password", 0.9, caller).tier, AnswerTierId::kKnowledgeBase);
+  EXPECT_EQ(w.Hear("I forgot my password", 0.1, caller).tier, AnswerTierId::kFallback);
+  // An account request heard with doubt does not start the PIN dialogue.
+  CallerSession alice("+15550100");
+  EXPECT_NE(w.Hear("What was my bill", 0.1, alice).tier, AnswerTierId::kIdentify);
+  EXPECT_FALSE(alice.pending().has_value());
+  EXPECT_EQ(w.Hear("What was my bill", 0.9, alice).tier, AnswerTierId::kIdentify);
+  // Typed turns have no recognizer to doubt.
+  EXPECT_TRUE(w.answerer->TrustsTranscript(std::nullopt));
+  EXPECT_FALSE(w.answerer->TrustsTranscript(0.29));
+  // With clarification on, the doubted turn is asked about instead.
+  World clarifying(false, nullptr, [&](AnswererConfig& c) {
+    floor(c);
+    c.clarify.enabled = true;
+  });
+  EXPECT_EQ(clarifying.Hear("I want my money back", 0.1, caller).tier, AnswerTierId::kClarify);
+}
+
 TEST(Answerer, ConfigValidation) {
   AnswererConfig c;
   c.tool_intents = {"no_equals_sign"};

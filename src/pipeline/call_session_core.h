@@ -85,6 +85,9 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
     TurnReport report;      // transcript, confidence and the ledger up to asr_final
     Status final_status;    // Ok, or why the final pass gave no transcript
     bool asr_slow = false;  // the final pass took longer than call.asr_timeout_ms
+    // The answerer may answer the transcript on its words alone (TrustsTranscript): else no
+    // prepared answer is spoken for it.
+    bool trusted = true;
     int spec_idx = -1;      // the speculative turn already speaking, or -1
     std::string spoken;     // ... and its answer
   };
@@ -165,7 +168,8 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   int StartSpeculation(const TurnReport& r, const std::string& partial, std::string& phrase);
   // The caller's turn `idx` said `text`: not heard, goodbye, a human, a prepared answer, or an
   // answer to look up.
-  void RespondTo(int idx, std::shared_ptr<CancelToken> token, std::string text);
+  // `trusted`: a prepared answer may be spoken for `text` (HeardTurn::trusted).
+  void RespondTo(int idx, std::shared_ptr<CancelToken> token, std::string text, bool trusted);
   // The final transcript of a speculative start reads differently from the partial it started
   // on: asks the answer strand whether the cached tiers answer it with the same words, and
   // returns. The answer (or call.speculation_check_ms without one) settles the turn.

@@ -170,6 +170,42 @@ TEST_F(CallSessionTest, WithoutSpeculationThePreparedAnswerWaitsForTheFinal) {
   EXPECT_EQ(session_->Turns().size(), 1u);
 }
 
+TEST_F(CallSessionTest, AFinalTheAnswererDoesNotTrustStopsTheSpeculationAndIsAnswered) {
+  CachedAnswerForPartials();
+  answerer_.trust_floor = 0.95;  // the final pass is 0.9 sure of the same words
+  answerer_.reply = "Is this about an order?";
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
+  FeedUntilIdle();
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_misses_total", "").value(), 1u);
+  EXPECT_EQ(metrics_.GetCounter("hotline_pipeline_speculation_hits_total", "").value(), 0u);
+  auto turns = session_->Turns();
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_EQ(turns[0].outcome, TurnOutcome::kSpeculationMissed);
+  EXPECT_EQ(turns[1].transcript, "where is my order");
+  EXPECT_FALSE(turns[1].prework_used);
+  EXPECT_EQ(turns[1].answer, "Is this about an order?");
+  std::lock_guard lock(answerer_.mu);
+  ASSERT_EQ(answerer_.asr_confidences.size(), 1u);
+  EXPECT_NEAR(answerer_.asr_confidences[0].value_or(0), 0.9, 1e-6);
+}
+
+TEST_F(CallSessionTest, WithoutSpeculationAFinalTheAnswererDoesNotTrustIsAnsweredNotPrepared) {
+  res_.call.prework_speculate = false;
+  CachedAnswerForPartials();
+  answerer_.trust_floor = 0.95;
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 1; }));
+  FeedUntilIdle();
+  auto turns = session_->Turns();
+  ASSERT_EQ(turns.size(), 1u);
+  EXPECT_FALSE(turns[0].prework_used);
+  EXPECT_EQ(turns[0].answer, answerer_.reply);
+  EXPECT_EQ(sink_->clears(), 0);
+}
+
 TEST_F(CallSessionTest, ACachedAnswerForThePartialShortensEndpointing) {
   CachedAnswerForPartials();
   StartCall();

@@ -37,6 +37,7 @@ void CallSession::Core::EndOfTurn(const Listener::Event& e) {
   if (final.ok()) {
     r.transcript = final->text;
     r.asr_confidence = final->confidence;
+    heard.trusted = res.answerer->TrustsTranscript(final->confidence);
   } else {
     heard.final_status = final.status();
   }
@@ -53,7 +54,11 @@ void CallSession::Core::EndOfTurn(const Listener::Event& e) {
     std::lock_guard lock(mu);
     heard.spoken = book.at(heard.spec_idx).answer;
   }
-  if (!final.ok() || heard.asr_slow) return AnswerHeard(std::move(heard), false);
+  // A transcript the answerer would not answer on its words alone does not confirm the answer
+  // prepared for those words either.
+  if (!final.ok() || heard.asr_slow || !heard.trusted) {
+    return AnswerHeard(std::move(heard), false);
+  }
   if (PhraseText(final->text) == spec_phrase) return AnswerHeard(std::move(heard), true);
   // The final pass often changes a word ("how can i" → "how do i") without changing what the
   // caller asked: the speculation stands when the cached tiers answer the final the same way.
@@ -139,7 +144,7 @@ void CallSession::Core::AnswerHeard(HeardTurn heard, bool speculated) {
                 AfterSpeech::kNone, "");
     return;
   }
-  RespondTo(idx, std::move(token), std::move(text));
+  RespondTo(idx, std::move(token), std::move(text), heard.trusted);
 }
 
 int CallSession::Core::StartSpeculation(const TurnReport& r, const std::string& partial,
@@ -165,7 +170,8 @@ int CallSession::Core::StartSpeculation(const TurnReport& r, const std::string& 
   return idx;
 }
 
-void CallSession::Core::RespondTo(int idx, std::shared_ptr<CancelToken> token, std::string text) {
+void CallSession::Core::RespondTo(int idx, std::shared_ptr<CancelToken> token, std::string text,
+                                  bool trusted) {
   const std::string phrase = PhraseText(text);
   if (phrase.empty()) {
     {
@@ -188,7 +194,7 @@ void CallSession::Core::RespondTo(int idx, std::shared_ptr<CancelToken> token, s
     }
     SpeakPrompt(idx, token, res.call.transfer_text, AfterSpeech::kTransfer,
                 "caller asked for an agent");
-  } else if (!UsePrework(idx, token, text)) {
+  } else if (!trusted || !UsePrework(idx, token, text)) {
     StartAnswer(idx, token, std::move(text));
   }
 }

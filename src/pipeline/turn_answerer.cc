@@ -61,6 +61,10 @@ Result<bool> AnswererAdapter::Understands(std::string_view partial,
   return answerer_.Understands(partial, caller);
 }
 
+bool AnswererAdapter::TrustsTranscript(double asr_confidence) {
+  return answerer_.TrustsTranscript(asr_confidence);
+}
+
 Status AnswererAdapter::Prefetch(std::string_view partial, const answer::CallerSession& caller,
                                  const std::vector<answer::ChatMessage>& history) {
   return answerer_.Prefetch(partial, caller, history);

@@ -79,6 +79,12 @@ class TurnAnswerer {
     (void)caller;
     return std::optional<TurnAnswer>();
   }
+  // Whether a final transcript heard with `asr_confidence` may be answered on its words alone
+  // (answer::Answerer::TrustsTranscript): a prepared answer is spoken for it only then.
+  virtual bool TrustsTranscript(double asr_confidence) {
+    (void)asr_confidence;
+    return true;
+  }
   // Whether `partial` already reads as a question the line acts on (answer::Answerer::
   // Understands), though no cached tier answers it now: the turn may end sooner. Default: no.
   virtual Result<bool> Understands(std::string_view partial, const answer::CallerSession& caller) {
@@ -108,6 +114,7 @@ class AnswererAdapter final : public TurnAnswerer {
   Result<std::optional<TurnAnswer>> Peek(std::string_view partial,
                                          const answer::CallerSession& caller) override;
   Result<bool> Understands(std::string_view partial, const answer::CallerSession& caller) override;
+  bool TrustsTranscript(double asr_confidence) override;
   Status Prefetch(std::string_view partial, const answer::CallerSession& caller,
                   const std::vector<answer::ChatMessage>& history) override;
 

@@ -253,6 +253,10 @@ class FakeAnswerer : public TurnAnswerer {
     if (!peek_only_for.empty() && partial != peek_only_for) return std::optional<TurnAnswer>();
     return peek_answer;
   }
+  bool TrustsTranscript(double asr_confidence) override {
+    std::lock_guard lock(mu);
+    return asr_confidence >= trust_floor;
+  }
   Result<bool> Understands(std::string_view partial, const answer::CallerSession&) override {
     std::lock_guard lock(mu);
     understood.emplace_back(partial);
@@ -265,6 +269,7 @@ class FakeAnswerer : public TurnAnswerer {
     return Status::Ok();
   }
   std::vector<std::string> prefetches;  // guarded by mu
+  double trust_floor = 0;               // TrustsTranscript: confidence at least this (mu)
   bool understands = false;             // what Understands says (guarded by mu)
   std::vector<std::string> understood;  // the partials it was asked about (guarded by mu)
 };
