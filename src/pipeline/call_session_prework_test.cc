@@ -230,16 +230,23 @@ TEST_F(CallSessionTest, ACachedAnswerForThePartialShortensEndpointing) {
 // A stable partial of `words`, then silence: the end of turn after the caller's last word.
 class UnderstoodPartialTest : public CallSessionTest {
  protected:
-  double EndOfTurnAfterSpeech(const std::string& words) {
+  // `looked_up`: the partial goes to the answer worker (Peek, Understands, then Prefetch).
+  double EndOfTurnAfterSpeech(const std::string& words, bool looked_up = true) {
     recognizer_ = std::make_unique<FakeRecognizer>(std::vector<std::string>{words});
     recognizer_->stable_after_frames = 10;
     res_.recognizer = recognizer_.get();
     StartCall();
     Feed(Silence(200));
     Feed(Vowel(600));
-    // Let a hint posted from the answer worker reach the listen worker before the silence.
+    // The look-up has finished (the prefetch comes after any hint it posts), and the listen
+    // worker has run what it posted: the silence below meets the hint, if there is one.
+    if (looked_up) {
+      EXPECT_TRUE(WaitFor([&] {
+        std::lock_guard lock(answerer_.mu);
+        return answerer_.prefetches.size() == 1;
+      }));
+    }
     EXPECT_TRUE(WaitFor([&] { return session_->queued_audio() == 0; }));
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
     Feed(Silence(700));
     EXPECT_TRUE(WaitFor([&] { return sink_->CountEvents("turn") >= 1; }));
     TurnReport t = session_->Turns().front();
@@ -270,7 +277,7 @@ TEST_F(UnderstoodPartialTest, WithoutUnderstoodEndsTurnOnlyACachedAnswerShortens
 }
 
 TEST_F(UnderstoodPartialTest, ARequestForAPersonShortensEndpointingWithoutALookUp) {
-  EXPECT_NEAR(EndOfTurnAfterSpeech("can i talk to a real person"),
+  EXPECT_NEAR(EndOfTurnAfterSpeech("can i talk to a real person", /*looked_up=*/false),
               res_.endpointer.complete_silence_ms, 20.0);
   ASSERT_TRUE(WaitFor([&] { return !sink_->transfer().empty(); }));
   std::lock_guard lock(answerer_.mu);
