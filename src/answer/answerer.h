@@ -337,7 +337,8 @@ class Answerer {
   // tier could answer it now: the classifier accepts its intent (an account request included),
   // or the knowledge base would speak a passage for it (taking the unknown recognizer
   // confidence of a partial as sure). False in reply to a clarifying question. For ending the
-  // caller's turn sooner, never for choosing the answer. Same side effects as Peek: none.
+  // caller's turn sooner, never for choosing the answer. No side effects on the caller; a
+  // failing knowledge-base search is logged and counted (tier_errors) as Answer's is.
   Result<bool> Understands(std::string_view partial, const CallerSession& caller);
 
   // The messages the language model would get if `partial` were the whole turn (for

@@ -156,12 +156,13 @@ struct CallConfig {
     v.Field("prework_ends_turn", prework_ends_turn,
             "A partial the cached tiers answer ends the turn after endpointer.complete_silence_ms");
     v.Field("understood_ends_turn", understood_ends_turn,
-            "So does a partial the classifier or the knowledge base understands, or a goodbye or "
-            "agent request");
+            "A partial the line understands (accepted intent, passage), a goodbye or an agent "
+            "request also ends the turn after endpointer.complete_silence_ms");
     v.Field("prework_prefetch", prework_prefetch,
             "Prefetch the model's prompt for a stable partial no cached tier answers");
     v.Field("speculation_check_ms", speculation_check_ms,
-            "Longest wait for the look-up that confirms a differing final transcript (ms)");
+            "Longest wait for the look-up that confirms a differing final transcript (ms, on "
+            "the call's clock; the listen strand is not held meanwhile)");
     v.Field("prework_speculate", prework_speculate,
             "Start a prepared answer before the final transcript confirms it");
     v.Field("history_turns", history_turns, "Earlier turns given to the answerer");
