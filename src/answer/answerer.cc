@@ -132,6 +132,7 @@ struct Answerer::Turn {
   const Clock& clock;
   MonoTime start;
   bool streamed = false;  // the LLM tier delivered its sentences while generating
+  bool model_failed = false;  // the LLM tier failed before saying anything
   bool stopped = false;   // on_sentence returned false
   double first_sentence_ms = -1;
   double understood_ms = -1;
@@ -257,7 +258,9 @@ Result<AnswerResult> Answerer::AnswerTurn(std::string_view turn, CallerSession& 
   if (may_clarify && !config_.clarify.before_tiers()) {
     if (auto c = Clarify(q, turn, caller)) return std::move(*c);
   }
-  return Done(Reply(config_.fallback_text, AnswerTierId::kFallback));
+  AnswerResult r = Reply(config_.fallback_text, AnswerTierId::kFallback);
+  r.degraded = t.model_failed;
+  return Done(std::move(r));
 }
 
 std::optional<AnswerResult> Answerer::Clarify(const Question& q, std::string_view turn,
@@ -322,7 +325,9 @@ Result<AnswerResult> Answerer::RunTool(CallerSession& caller, const std::string&
   if (!r.ok()) {
     stats_.tier_errors.fetch_add(1, std::memory_order_relaxed);
     HLOG_WARN("tool {} failed: {}", tool, r.status().message());
-    return Done(Reply(config_.fallback_text, AnswerTierId::kFallback));
+    AnswerResult failed = Reply(config_.fallback_text, AnswerTierId::kFallback);
+    failed.degraded = true;
+    return Done(std::move(failed));
   }
   for (const auto& [slot, value] : r->slots) {
     caller.RememberPersonal(value);
@@ -532,9 +537,12 @@ Result<std::optional<AnswerResult>> Answerer::FromModel(const Question& q, Calle
   if (!stats.ok()) {
     stats_.tier_errors.fetch_add(1, std::memory_order_relaxed);
     HLOG_WARN("language model {} failed: {}", parts_.llm->name(), stats.status().message());
-    // Nothing said yet: the next tier (fallback) answers. Otherwise the caller already heard the
-    // start of this answer; it stands as it is, uncached.
-    if (!started) return std::optional<AnswerResult>();
+    // Nothing said yet: the next tier (fallback) answers, as a failure of ours (degraded).
+    // Otherwise the caller already heard the start of this answer; it stands as it is, uncached.
+    if (!started) {
+      t.model_failed = true;
+      return std::optional<AnswerResult>();
+    }
     AnswerResult r = Reply(speech.spoken(), AnswerTierId::kLlm, caller.MentionsPersonal(speech.spoken()));
     r.cancelled = true;
     t.streamed = true;

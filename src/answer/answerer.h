@@ -121,6 +121,10 @@ struct AnswerResult {
   bool personal = false;
   // Hand the call to a human agent after this answer (the caller was locked out of verification).
   bool transfer = false;
+  // The fallback answered because a tier failed (the model's server down, slow or its circuit
+  // open; an account tool's error), not because the question has no answer: the caller is not
+  // the one to rephrase.
+  bool degraded = false;
   // Stopped by AnswerOptions (cancel raised or on_sentence returned false): `text` is what was
   // produced until then; never cached.
   bool cancelled = false;

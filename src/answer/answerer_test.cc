@@ -63,6 +63,7 @@ class EchoModel : public llm::LanguageModel {
                                       const llm::TextCallback& on_text) override {
     ++calls;
     last_prompt = request.messages;
+    if (!fail_with.ok()) return fail_with;  // the server down, before any text
     const auto& messages = request.messages;
     const std::string& question = messages.back().content;
     std::string text;
@@ -98,6 +99,7 @@ class EchoModel : public llm::LanguageModel {
   std::string name() const override { return "echo"; }
   int calls = 0;
   int prefetches = 0;
+  Status fail_with = Status::Ok();
   std::vector<ChatMessage> last_prompt;
   std::vector<ChatMessage> last_prefetch;
 };
@@ -544,6 +546,28 @@ TEST(Answerer, StreamsSentencesInOrderForEveryTier) {
   r = w.answerer->Answer("How long does delivery take?", caller, {}, options);
   EXPECT_EQ(r->tier, AnswerTierId::kKnowledgeBase);
   EXPECT_EQ(heard, (std::vector<std::string>{"Standard delivery takes 3 to 5 business days."}));
+}
+
+// A model that fails before saying anything leaves the turn to the fallback, marked as a failure
+// of ours (degraded) so the call does not ask the caller to rephrase; an unanswerable question
+// with the model well is not degraded.
+TEST(Answerer, AModelThatFailsIsOwnedUpToNotTakenForAnUnanswerableQuestion) {
+  World w;
+  CallerSession caller("+15550199");
+  w.llm.fail_with = UnavailableError("llm: circuit open");
+  AnswerResult r = w.Ask("When are you open?", caller);
+  EXPECT_EQ(r.tier, AnswerTierId::kFallback);
+  EXPECT_TRUE(r.degraded);
+  EXPECT_EQ(w.llm.calls, 1);
+  w.llm.fail_with = Status::Ok();
+  r = w.Ask("When are you open?", caller);
+  EXPECT_EQ(r.tier, AnswerTierId::kLlm) << "the failure was cached";
+  EXPECT_FALSE(r.degraded);
+
+  World no_model(/*with_llm=*/false);
+  r = no_model.Ask("When are you open?", caller);
+  EXPECT_EQ(r.tier, AnswerTierId::kFallback);
+  EXPECT_FALSE(r.degraded) << "nothing failed: no tier has the answer";
 }
 
 TEST(Answerer, BargeInStopsTheModelAndTheCutAnswerIsNeverCached) {

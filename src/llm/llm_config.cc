@@ -41,6 +41,8 @@ Status OpenAiLlmConfig::Validate() const {
   RETURN_IF_ERROR(in_range("idle_timeout_ms", idle_timeout_ms, 1, 600000));
   RETURN_IF_ERROR(in_range("max_retries", max_retries, 0, 10));
   RETURN_IF_ERROR(in_range("retry_backoff_ms", retry_backoff_ms, 0, 60000));
+  RETURN_IF_ERROR(in_range("breaker_failures", breaker_failures, 0, 1000));
+  RETURN_IF_ERROR(in_range("breaker_open_ms", breaker_open_ms, 1, 600000));
   if (max_response_bytes < 1024 || max_response_bytes > (int64_t{1} << 30)) {
     return InvalidArgumentError("max_response_bytes must be in [1024, 2^30], got " +
                                 std::to_string(max_response_bytes));

@@ -83,6 +83,15 @@ struct OpenAiLlmConfig {
   // First backoff (doubles per retry, with jitter). Short retries fast; long spares an
   // overloaded server.
   int retry_backoff_ms = 100;
+  // Circuit breaker: after this many requests in a row fail for the server's sake (time-outs,
+  // connection failures, 5xx and 429 after their retries) the circuit opens: for breaker_open_ms
+  // every request fails at once (Unavailable), so callers hear the fallback without waiting out
+  // first_token_timeout_ms each, and a sick server gets no more load. Then one trial request is
+  // let through; its success closes the circuit, its failure opens it again. 0 = no breaker.
+  int breaker_failures = 3;
+  // How long an open circuit fails requests before the trial. Short finds a recovered server
+  // sooner; long spares a sick one.
+  int breaker_open_ms = 5000;
   // Largest response body accepted (bytes); bounds a runaway or hostile server.
   int64_t max_response_bytes = 4 << 20;
   // For an https:// base_url: PEM file of the trusted authorities ("" = the system's store).
@@ -99,6 +108,11 @@ struct OpenAiLlmConfig {
     v.Field("idle_timeout_ms", idle_timeout_ms, "Longest silence between chunks (ms)");
     v.Field("max_retries", max_retries, "Retries before the first delta (connect, 429, 5xx)");
     v.Field("retry_backoff_ms", retry_backoff_ms, "First retry backoff, doubling (ms)");
+    v.Field("breaker_failures", breaker_failures,
+            "Requests failing in a row (time-out, connection, 5xx/429) that open the circuit: "
+            "requests then fail at once for breaker_open_ms (0 = no breaker)");
+    v.Field("breaker_open_ms", breaker_open_ms,
+            "How long an open circuit fails requests before one trial request (ms)");
     v.Field("max_response_bytes", max_response_bytes, "Largest response accepted (bytes)");
     v.Field("ca_file", ca_file,
             "PEM file of the authorities trusted for https:// (empty: the system's store)");

@@ -333,6 +333,25 @@ TEST_F(CallSessionTest, TheRecognizersConfidenceReachesTheAnswerAndAGatedTurnSay
   EXPECT_FLOAT_EQ(static_cast<float>(LastTurn().asr_confidence), 0.9f);
 }
 
+// A fallback because a tier failed (the model's server down) is our failure: the caller is told
+// so instead of being asked to rephrase, and a second failure in a row goes to a human.
+TEST_F(CallSessionTest, AFailedTierIsOwnedUpToNotBlamedOnTheCaller) {
+  answerer_.fallback = true;
+  answerer_.degraded = true;
+  answerer_.reply = "I'm not sure about that. Let me transfer you to an agent.";
+  StartCall();
+  Say();
+  FeedUntilIdle();
+  EXPECT_TRUE(sink_->transfer().empty());
+  EXPECT_EQ(LastTurn().outcome, TurnOutcome::kRephrase);
+  EXPECT_EQ(LastTurn().answer, res_.call.error_text);
+  Say();
+  FeedUntilIdle();
+  ASSERT_TRUE(WaitFor([&] { return !sink_->transfer().empty(); }));
+  EXPECT_EQ(sink_->transfer(), "an answer tier failed");
+  EXPECT_EQ(LastTurn().outcome, TurnOutcome::kTransfer);
+}
+
 TEST_F(CallSessionTest, AnswererFallbackAsksToRephraseThenTransfers) {
   answerer_.fallback = true;
   answerer_.reply = "I'm not sure. Let me transfer you.";

@@ -459,11 +459,12 @@ void CallSession::Core::SpeakAnswer(int idx, const std::shared_ptr<CancelToken>&
   }
   metrics.CountTier(TurnTierName(result->tier));
   // An unanswerable question is first met with a request to rephrase; only repeated misses
-  // go to a human.
+  // go to a human. When a tier failed (the model's server, an account tool), the failure is ours:
+  // the caller hears error_text instead, and a repeated failure goes to a human the same way.
   const bool rephrase =
       result->fallback && !result->streamed && misses < res.call.fallback_retries;
   misses = result->fallback ? misses + 1 : 0;
-  if (rephrase) result->text = res.call.rephrase_text;
+  if (rephrase) result->text = result->degraded ? res.call.error_text : res.call.rephrase_text;
   const bool transfer = (result->fallback && !rephrase) || result->transfer;
   {
     std::lock_guard lock(mu);
@@ -480,9 +481,10 @@ void CallSession::Core::SpeakAnswer(int idx, const std::shared_ptr<CancelToken>&
   }
   AddToHistory(text, result->personal ? "<personal>" : result->text);
   AfterSpeech after = transfer ? AfterSpeech::kTransfer : AfterSpeech::kNone;
-  std::string reason = result->transfer ? "caller not verified"
-                       : transfer       ? "no answer tier could answer"
-                                        : "";
+  std::string reason = result->transfer   ? "caller not verified"
+                       : !transfer        ? ""
+                       : result->degraded ? "an answer tier failed"
+                                          : "no answer tier could answer";
   std::vector<std::string> pieces;
   if (!result->streamed) pieces.push_back(result->text);
   PostSpeak(idx, token, std::move(pieces), result->personal, true, after, reason, busy);

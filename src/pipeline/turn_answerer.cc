@@ -10,6 +10,7 @@ TurnAnswer FromResult(const answer::AnswerResult& r) {
   a.tier = TierOf(r.tier);
   a.personal = r.personal;
   a.fallback = r.tier == answer::AnswerTierId::kFallback;
+  a.degraded = a.fallback && r.degraded;
   a.transfer = r.transfer;
   a.understood_ms = r.understood_ms;
   a.gated = std::string(r.gated_reason());

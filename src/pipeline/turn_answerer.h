@@ -37,6 +37,9 @@ struct TurnAnswer {
   TurnTier tier = TurnTier::kFallback;  // the tier that answered
   bool personal = false;     // carries this caller's data: never cached (text or audio)
   bool fallback = false;     // no tier could answer: the call is handed to a human
+  // With `fallback`: a tier failed (answer::AnswerResult::degraded); the caller hears error_text
+  // rather than a request to rephrase.
+  bool degraded = false;
   bool transfer = false;     // hand the call to a human after this answer (verification lock-out)
   bool streamed = false;     // every sentence already went through hooks.on_sentence
   std::vector<std::string> sentences;  // `text` as sentences

@@ -101,6 +101,14 @@ Status RedisServer::Launch() {
   return DeadlineExceededError("redis-server did not answer PING within 2 s on port " + port);
 }
 
+void RedisServer::Pause() {
+  if (pid_ > 0) ::kill(pid_, SIGSTOP);
+}
+
+void RedisServer::Resume() {
+  if (pid_ > 0) ::kill(pid_, SIGCONT);
+}
+
 void RedisServer::Kill() {
   if (pid_ <= 0) return;
   ::kill(pid_, SIGKILL);

@@ -3,7 +3,8 @@
 // Start() picks a free port (bind to port 0, read it back), runs
 // `redis-server --port N --bind 127.0.0.1 --save '' --appendonly no` and waits until it answers
 // PING. Kill() sends SIGKILL (a crash, not a clean shutdown); Restart() starts it again on the
-// same port. The destructor kills it. Not thread-safe; one per test.
+// same port; Pause() stops it with SIGSTOP (hung: the kernel still accepts connections, nothing
+// answers) until Resume(). The destructor kills it. Not thread-safe; one per test.
 #pragma once
 
 #include <sys/types.h>
@@ -27,6 +28,8 @@ class RedisServer {
   void SetExtraArgs(std::vector<std::string> args) { extra_args_ = std::move(args); }
   Status Restart();  // on the same port
   void Kill();
+  void Pause();   // SIGSTOP
+  void Resume();  // SIGCONT
   int port() const { return port_; }
   bool running() const { return pid_ > 0; }
 

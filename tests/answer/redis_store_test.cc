@@ -123,6 +123,36 @@ TEST_F(RedisStoreTest, KilledMidTestServesLocallyThenSharingResumes) {
   EXPECT_GE(b_->Versions({"kb:article:refund"}).value()[0], 1u);
 }
 
+// A hung Redis (SIGSTOP) still completes connections in its kernel's backlog, so reconnecting
+// alone proves nothing: the store stays down through the hang (every look-up served locally, no
+// "reachable again" counted), an invalidation made meanwhile waits, and it reaches Redis once
+// Redis answers again.
+TEST_F(RedisStoreTest, HungServerIsNotTakenForBack) {
+  ASSERT_TRUE(a_->Set("hung", "before", milliseconds(10'000)).ok());
+  ASSERT_FALSE(a_->down());
+  server_.Pause();
+  ASSERT_TRUE(a_->BumpVersion("kb:article:hung").ok());  // times out: bumped locally, pending
+  EXPECT_TRUE(a_->down());
+  const uint64_t reconnects = a_->Stats().reconnects;
+  // Several backoff windows (20-80 ms), each ending in a reconnection that reaches the backlog.
+  const auto until = std::chrono::steady_clock::now() + milliseconds(700);
+  while (std::chrono::steady_clock::now() < until) {
+    EXPECT_EQ(GetOrDie(*a_, "hung"), std::optional<std::string>("before"));  // the local copy
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_EQ(a_->Stats().reconnects, reconnects) << "a hung server was taken for one that is back";
+  EXPECT_TRUE(a_->down());
+  EXPECT_EQ(a_->Versions({"kb:article:hung"}).value()[0], 1u);  // local
+  server_.Resume();
+  EXPECT_TRUE(Eventually([&] {
+    (void)GetOrDie(*a_, "hung");
+    return !a_->down();
+  })) << "no reconnection after the server answered again";
+  EXPECT_GT(a_->Stats().reconnects, reconnects);
+  EXPECT_GE(b_->Versions({"kb:article:hung"}).value()[0], 1u)
+      << "the pending bump never reached Redis";
+}
+
 // With no look-up at all, the health probe finds the lost server and reconnects after its
 // restart (a node whose turns are all answered by the intent templates still shares again).
 TEST_F(RedisStoreTest, HealthProbeReconnectsWithoutAnyLookUp) {

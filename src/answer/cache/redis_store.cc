@@ -216,7 +216,13 @@ redisContext* RedisStore::Acquire(bool ignore_backoff) {
     MarkDownLocked();
     return nullptr;
   }
-  if (was_down) ReplayPendingBumps(c);
+  if (was_down && !ReplayPendingBumps(c)) {
+    redisFree(c);
+    lock.lock();
+    --open_;
+    MarkDownLocked();
+    return nullptr;
+  }
   lock.lock();
   if (down_ || !ever_connected_) {
     reconnects_.fetch_add(1, std::memory_order_relaxed);
@@ -228,20 +234,24 @@ redisContext* RedisStore::Acquire(bool ignore_backoff) {
   return c;
 }
 
-void RedisStore::ReplayPendingBumps(redisContext* ctx) {
+bool RedisStore::ReplayPendingBumps(redisContext* ctx) {
+  // A hung server's kernel completes the connection; only an answer says Redis is back.
+  if (!Pipeline(ctx, {{"PING"}}).ok()) return false;
   std::set<std::string> pending;
   {
     std::lock_guard lock(mu_);
     pending.swap(pending_bumps_);
   }
-  if (pending.empty()) return;
+  if (pending.empty()) return true;
   std::vector<std::vector<std::string>> cmds;
   for (const auto& name : pending) cmds.push_back({"INCR", config_.key_prefix + "v:" + name});
   if (!Pipeline(ctx, cmds).ok()) {
-    // Keep them for the next reconnection; the connection's own failure is seen by the caller.
+    // Kept for the next reconnection; the connection's own failure is seen by the caller. A bump
+    // that reached Redis before the failure is applied twice then: a miss, never stale text.
     std::lock_guard lock(mu_);
     pending_bumps_.insert(pending.begin(), pending.end());
   }
+  return true;
 }
 
 void RedisStore::Release(redisContext* ctx, bool healthy) {

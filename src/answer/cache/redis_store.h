@@ -73,7 +73,10 @@ class RedisStore final : public Store {
   // Returns a connection; `healthy` false closes it and marks Redis down.
   void Release(redisContext* ctx, bool healthy);
   void MarkDownLocked();
-  void ReplayPendingBumps(redisContext* ctx);
+  // On a new connection after an outage: PINGs, then replays the stamps bumped meanwhile. False
+  // when Redis does not answer the PING (a hung server's kernel still accepts connections): the
+  // bumps stay pending and Redis stays down.
+  bool ReplayPendingBumps(redisContext* ctx);
   void HealthLoop();
 
   RedisStoreConfig config_;

@@ -1,7 +1,5 @@
 #include "llm/openai/openai_language_model.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -9,6 +7,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "engine/stop_matcher.h"
+#include "llm/openai/circuit_breaker.h"
 #include "net/http_client.h"
 #include "net/sse_parser.h"
 #include "net/url.h"
@@ -275,13 +275,20 @@ struct OpenAiLanguageModel::Metrics {
         errors(r.GetCounter("hotline_llm_errors_total", "LLM requests failed", kLabels)),
         first_token_s(r.GetHistogram("hotline_llm_first_token_seconds",
                                      "Request to first text delta",
-                                     {0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2}, kLabels)) {}
+                                     {0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2}, kLabels)),
+        breaker_open(r.GetGauge("hotline_llm_breaker_open",
+                                "1 while the circuit breaker fails LLM requests at once", kLabels)),
+        breaker_rejected(r.GetCounter("hotline_llm_breaker_rejected_total",
+                                      "LLM requests failed at once by the open circuit breaker",
+                                      kLabels)) {}
 
   static inline const Labels kLabels = {{"backend", "openai"}};
   Counter& requests;
   Counter& retries;
   Counter& errors;
   Histogram& first_token_s;
+  Gauge& breaker_open;
+  Counter& breaker_rejected;
 };
 
 Result<std::unique_ptr<OpenAiLanguageModel>> OpenAiLanguageModel::Create(
@@ -305,6 +312,10 @@ Result<std::unique_ptr<OpenAiLanguageModel>> OpenAiLanguageModel::Create(
     m->auth_header_ = std::string("Bearer ") + key;
   }
   m->watchdog_ = std::make_unique<Watchdog>();
+  if (config.breaker_failures > 0) {
+    m->breaker_ = std::make_unique<CircuitBreaker>(
+        config.breaker_failures, std::chrono::milliseconds(config.breaker_open_ms));
+  }
   HLOG_INFO("llm: openai backend {} model {}{}", m->endpoint_, config.model,
             m->auth_header_.empty() ? "" : " (with API key)");
   return m;
@@ -482,6 +493,40 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
   const auto t0 = Clock::now();
   RETURN_IF_ERROR(CheckRequest(request));
   ASSIGN_OR_RETURN(engine::StopMatcher matcher, engine::StopMatcher::Create(request.stop));
+  using Admission = CircuitBreaker::Admission;
+  const Admission admission = breaker_ ? breaker_->Admit(t0) : Admission::kPass;
+  if (admission == Admission::kReject) {
+    metrics_->breaker_rejected.Increment();
+    return UnavailableError("llm: " + endpoint_ + " failed " +
+                            std::to_string(config_.breaker_failures) +
+                            " requests in a row; the circuit breaker fails requests at once for " +
+                            std::to_string(breaker_->RetryInMs(t0)) + " ms more");
+  }
+  // How the server did, told to the breaker once this request is over: well (it answered, even
+  // with a refusal of the request itself), ill (time-outs, connections, 5xx/429 after their
+  // retries, a stream cut mid-answer), or neither (cancelled before any answer).
+  enum class Health { kWell, kIll, kUnknown };
+  Health health = Health::kUnknown;
+  struct Settle {
+    OpenAiLanguageModel* m;
+    Admission admission;
+    const Health& health;
+    ~Settle() {
+      if (!m->breaker_) return;
+      switch (health) {
+        case Health::kWell:
+          m->breaker_->Succeeded(admission);
+          break;
+        case Health::kIll:
+          m->breaker_->Failed(admission, Clock::now());
+          break;
+        case Health::kUnknown:
+          m->breaker_->Abandoned(admission);
+          break;
+      }
+      m->metrics_->breaker_open.Set(m->breaker_->open() ? 1 : 0);
+    }
+  } settle{this, admission, health};
   metrics_->requests.Increment();
 
   net::HttpRequest http = net::HttpRequest::Post(
@@ -501,6 +546,7 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
     HLOG_DEBUG("llm: POST {} (attempt {}, {} messages)", endpoint_, attempt + 1,
                request.messages.size());
     const Attempt a = PostOnce(config_, client, http, request.cancel, *watchdog_, stream);
+    if (stream.any_delta) health = Health::kWell;
     if (a.local_stop) {
       stats.finish = FinishReason::kStop;
       break;
@@ -515,11 +561,14 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
     }
     if (a.watchdog == Watchdog::kTimeout) {
       metrics_->errors.Increment();
+      health = Health::kIll;  // silent, or stalled mid-answer
       return StreamTimeout(config_, endpoint_, stream.any_delta);
     }
     bool retryable = false;
     const Status failure = AttemptFailure(a, config_, endpoint_, &retryable);
     if (!failure.ok()) {
+      // A stream cut mid-answer is the server's failure too.
+      health = retryable || stream.any_delta ? Health::kIll : Health::kWell;
       if (retryable && !stream.any_delta && attempt < config_.max_retries) {
         metrics_->retries.Increment();
         const double jitter = std::uniform_real_distribution<double>(0.5, 1.5)(rng);
@@ -534,6 +583,7 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
       return failure;
     }
     // Complete: release what the stop matcher held back.
+    health = Health::kWell;
     if (!stream.Emit(stream.matcher.Flush())) {
       stats.finish = FinishReason::kCallback;
       break;

@@ -14,6 +14,11 @@
 // text has been streamed every failure is returned as is: the caller never hears a sentence
 // twice. Malformed chunks fail with DataLoss naming the chunk and what was wrong.
 //
+// Circuit breaker (breaker_failures, breaker_open_ms; circuit_breaker.h): after that many
+// requests in a row failed for the server's sake, requests fail at once with Unavailable until a
+// trial request succeeds. hotline_llm_breaker_open (0/1) and hotline_llm_breaker_rejected_total
+// show it.
+//
 // Cancellation: the request's CancelToken (and the time limits) are watched by one watchdog
 // thread per model, which aborts the HTTP exchange within ~5 ms; cancellation finishes with
 // FinishReason::kCancelled, not an error.
@@ -35,6 +40,8 @@
 #include "llm/llm_config.h"
 
 namespace hotline::llm {
+
+class CircuitBreaker;
 
 // One parsed `data:` chunk of a streamed chat completion.
 struct ChatCompletionChunk {
@@ -79,6 +86,7 @@ class OpenAiLanguageModel final : public LanguageModel {
   std::string auth_header_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<Watchdog> watchdog_;
+  std::unique_ptr<CircuitBreaker> breaker_;  // null: breaker_failures == 0
 };
 
 }  // namespace hotline::llm

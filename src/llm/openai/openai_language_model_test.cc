@@ -289,6 +289,63 @@ TEST(OpenAiLlm, ErrorAfterTheFirstTokenIsNotRetried) {
   EXPECT_EQ((*cut)->requests(), 1);
 }
 
+// A server that keeps failing opens the circuit: the next request fails at once without
+// reaching it, and once breaker_open_ms is over one trial request finds it well again.
+TEST(OpenAiLlm, ASickServerOpensTheCircuitAndATrialClosesIt) {
+  std::atomic<bool> sick{true};
+  auto server = LoopbackHttpServer::Start([&](const LoopbackRequest&, LoopbackResponder& r) {
+    if (sick) {
+      r.Send(503, "application/json", "{\"error\":{\"message\":\"overloaded\"}}");
+      return;
+    }
+    r.BeginChunked(200, "text/event-stream");
+    r.WriteChunk(Answer());
+    r.EndChunked();
+  });
+  ASSERT_TRUE(server.ok());
+  OpenAiLlmConfig c = Config(**server);
+  c.max_retries = 0;
+  c.breaker_failures = 2;
+  c.breaker_open_ms = 300;
+  MetricsRegistry metrics;
+  auto made = OpenAiLanguageModel::Create(c, &metrics);
+  ASSERT_TRUE(made.ok()) << made.status();
+  OpenAiLanguageModel& lm = **made;
+  const Labels openai = {{"backend", "openai"}};
+  auto open = [&] { return metrics.GetGauge("hotline_llm_breaker_open", "", openai).value(); };
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(Gen(lm, Ask()).stats.status().code(), StatusCode::kUnavailable);
+  }
+  EXPECT_EQ((*server)->requests(), 2);
+  EXPECT_EQ(open(), 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  LmRun rejected = Gen(lm, Ask());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(100));
+  EXPECT_EQ(rejected.stats.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(rejected.stats.status().message().find("circuit breaker"), std::string::npos)
+      << rejected.stats.status();
+  EXPECT_EQ((*server)->requests(), 2) << "an open circuit sent the request anyway";
+  EXPECT_EQ(metrics.GetCounter("hotline_llm_breaker_rejected_total", "", openai).value(), 1u);
+
+  sick = false;
+  std::this_thread::sleep_for(std::chrono::milliseconds(350));
+  LmRun trial = Gen(lm, Ask());
+  ASSERT_TRUE(trial.stats.ok()) << trial.stats.status();
+  EXPECT_EQ(open(), 0);
+  EXPECT_TRUE(Gen(lm, Ask()).stats.ok());
+  EXPECT_EQ((*server)->requests(), 4);
+
+  // A client error says the server is well: it never opens the circuit.
+  auto bad = LoopbackHttpServer::Start([&](const LoopbackRequest&, LoopbackResponder& r) {
+    r.Send(400, "application/json", "{\"error\":{\"message\":\"context_length_exceeded\"}}");
+  });
+  OpenAiLlmConfig cb = Config(**bad);
+  cb.breaker_failures = 1;
+  auto lm2 = Make(cb);
+  for (int i = 0; i < 3; ++i) Gen(*lm2, Ask());
+  EXPECT_EQ((*bad)->requests(), 3);
+}
+
 TEST(OpenAiLlm, FirstTokenAndIdleTimeouts) {
   // Headers and a role chunk, then silence.
   auto slow = LoopbackHttpServer::Start([&](const LoopbackRequest&, LoopbackResponder& r) {
@@ -414,6 +471,12 @@ TEST(OpenAiLlm, ChunkParserAndConfig) {
   cfg = {};
   cfg.first_token_timeout_ms = 0;
   EXPECT_FALSE(cfg.Validate().ok());
+  cfg = {};
+  cfg.breaker_failures = -1;
+  EXPECT_NE(cfg.Validate().message().find("breaker_failures"), std::string::npos);
+  cfg = {};
+  cfg.breaker_open_ms = 0;
+  EXPECT_NE(cfg.Validate().message().find("breaker_open_ms"), std::string::npos);
   cfg = {};
   cfg.api_key_env = "HOTLINE_LLM_TEST_UNSET_" + std::to_string(::getpid());
   EXPECT_EQ(OpenAiLanguageModel::Create(cfg).status().code(), StatusCode::kFailedPrecondition);

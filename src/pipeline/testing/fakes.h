@@ -177,6 +177,7 @@ class FakeAnswerer : public TurnAnswerer {
   bool fallback = false;
   bool block = false;  // wait for Release() or the cancel token
   std::string gated;   // with `fallback`: the LLM gate's reason the answer reports
+  bool degraded = false;  // with `fallback`: a tier failed (TurnAnswer::degraded)
   std::vector<std::string> turns;
   std::vector<std::optional<double>> asr_confidences;  // AnswerHooks::asr_confidence per turn
   std::vector<std::string> pins;
@@ -231,6 +232,7 @@ class FakeAnswerer : public TurnAnswerer {
     a.tier = fallback ? TurnTier::kFallback : TurnTier::kKnowledgeBase;
     a.fallback = fallback;
     if (fallback) a.gated = gated;
+    a.degraded = fallback && degraded;
     a.understood_ms = 0;
     a.streamed = !sentences.empty() && (hooks.stream_fallback || !fallback);
     return a;
