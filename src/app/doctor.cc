@@ -340,6 +340,23 @@ void CheckCapacity(const MetricSamples& m, DoctorReport& r) {
   }
 }
 
+// The openai backend's circuit breaker (llm.openai.breaker_*): open now, or opened at some time.
+void CheckModelPool(const MetricSamples& m, DoctorReport& r) {
+  const double open = m.Sum("hotline_llm_breaker_open");
+  const double rejected = m.Sum("hotline_llm_breaker_rejected_total");
+  if (open <= 0 && rejected <= 0) return;
+  r.findings.push_back(
+      {"model_circuit_open",
+       open > 0 ? "the circuit breaker to the model pool is open: turns that need the model get "
+                  "the fallback at once"
+                : "the circuit breaker to the model pool has been open (it is closed again)",
+       "breaker open " + Fmt("%.0f", open) + ", requests failed at once " + Fmt("%.0f", rejected) +
+           ", model requests failed " + Fmt("%.0f", m.Sum("hotline_llm_errors_total")),
+       "check the model servers behind llm.openai.base_url (their /readyz, queue and logs); if "
+       "they are only slow, llm.openai.first_token_timeout_ms; llm.openai.breaker_failures and "
+       "breaker_open_ms tune the breaker"});
+}
+
 }  // namespace
 
 DoctorReport Diagnose(const MetricSamples& m, const DoctorOptions& o) {
@@ -348,6 +365,7 @@ DoctorReport Diagnose(const MetricSamples& m, const DoctorOptions& o) {
   CheckEngineQueue(m, o, r);
   CheckCacheTiers(m, o, r);
   CheckCapacity(m, r);
+  CheckModelPool(m, r);
   return r;
 }
 

@@ -13,6 +13,7 @@
 //   low_cache_hit_rate   answers from the cache tiers (L1-L3) over all answers below the target;
 //                        per-tier counts; thresholds and intent granularity
 //   inbound_audio_dropped, pacer_stalls, over_capacity: the machine or the call cap is short
+//   model_circuit_open   the openai backend's circuit breaker to the model pool is (or was) open
 //
 // Quantiles come from histogram buckets with linear interpolation inside a bucket (as
 // Prometheus's histogram_quantile), so they are as coarse as the buckets.

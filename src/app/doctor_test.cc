@@ -120,5 +120,26 @@ TEST(Doctor, NamesEngineQueueingAndLowCacheHits) {
   EXPECT_NE(DoctorReportJson(r).find("\"engine_queueing\""), std::string::npos);
 }
 
+TEST(Doctor, NamesAnOpenCircuitToTheModelPool) {
+  MetricsRegistry reg;
+  const Labels openai = {{"backend", "openai"}};
+  auto& open = reg.GetGauge("hotline_llm_breaker_open", "b", openai);
+  auto& rejected = reg.GetCounter("hotline_llm_breaker_rejected_total", "r", openai);
+  auto diagnose = [&] { return Diagnose(ParsePrometheusText(reg.ExposeText()).value()); };
+  EXPECT_FALSE(Has(diagnose(), "model_circuit_open"));  // registered, never opened
+  open.Set(1);
+  rejected.Increment(7);
+  DoctorReport r = diagnose();
+  const Finding* f = Get(r, "model_circuit_open");
+  ASSERT_NE(f, nullptr) << FormatDoctorReport(r);
+  EXPECT_NE(f->summary.find("is open"), std::string::npos);
+  EXPECT_NE(f->figures.find("requests failed at once 7"), std::string::npos) << f->figures;
+  EXPECT_NE(f->settings.find("llm.openai.base_url"), std::string::npos);
+  open.Set(0);
+  f = Get(r = diagnose(), "model_circuit_open");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->summary.find("closed again"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace hotline
