@@ -230,18 +230,20 @@ struct Call {
   }
 };
 
+// `rounds`: the question list asked that many times (CallScript::rounds).
 std::unique_ptr<Call> StartCall(int port, const std::string& sid, int first_question,
-                                int questions) {
+                                int questions, int rounds = 1) {
   auto call = std::make_unique<Call>();
   call->sid = sid;
   Call* c = call.get();
-  c->thread = std::thread([c, port, first_question, questions] {
+  c->thread = std::thread([c, port, first_question, questions, rounds] {
     CallScript script;
     script.port = port;
     script.call_sid = c->sid;
     script.questions = &Questions();
     script.first_question = first_question;
     script.questions_per_call = questions;
+    script.rounds = rounds;
     script.greeting_timeout_ms = 30000;
     script.reply_timeout_ms = 30000;
     c->outcome = server::testing::RunScriptedCall(script);
@@ -757,24 +759,7 @@ TEST_F(ClusterChaos, ModelServerAnsweringSlowly) {
   // Two calls each ask "how can i cancel my order" twice; it is heard well enough for the LLM
   // gate to ask the model.
   std::vector<std::unique_ptr<Call>> calls;
-  for (int i = 0; i < 2; ++i) {
-    auto call = std::make_unique<Call>();
-    call->sid = "CAslow" + std::to_string(i);
-    Call* c = call.get();
-    c->thread = std::thread([c, node] {
-      CallScript script;
-      script.port = node;
-      script.call_sid = c->sid;
-      script.questions = &Questions();
-      script.questions_per_call = 1;
-      script.rounds = 2;
-      script.greeting_timeout_ms = 30000;
-      script.reply_timeout_ms = 30000;
-      c->outcome = server::testing::RunScriptedCall(script);
-      c->ended = Clock::now();
-    });
-    calls.push_back(std::move(call));
-  }
+  for (int i = 0; i < 2; ++i) calls.push_back(StartCall(node, "CAslow" + std::to_string(i), 0, 1, 2));
   Join(calls);
   double first_best = 1e9, first_worst = 0, second_worst = 0;
   Clock::time_point opened{};  // about when the second deadline fired

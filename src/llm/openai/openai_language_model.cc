@@ -497,10 +497,12 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
   const Admission admission = breaker_ ? breaker_->Admit(t0) : Admission::kPass;
   if (admission == Admission::kReject) {
     metrics_->breaker_rejected.Increment();
-    return UnavailableError("llm: " + endpoint_ + " failed " +
-                            std::to_string(config_.breaker_failures) +
-                            " requests in a row; the circuit breaker fails requests at once for " +
-                            std::to_string(breaker_->RetryInMs(t0)) + " ms more");
+    const int64_t retry_in_ms = breaker_->RetryInMs(t0);
+    return UnavailableError(
+        "llm: " + endpoint_ + " failed " + std::to_string(config_.breaker_failures) +
+        " requests in a row; the circuit breaker fails requests at once " +
+        (retry_in_ms > 0 ? "for " + std::to_string(retry_in_ms) + " ms more"
+                         : std::string("while its trial request is out")));
   }
   // How the server did, told to the breaker once this request is over: well (it answered, even
   // with a refusal of the request itself), ill (time-outs, connections, 5xx/429 after their
@@ -539,6 +541,7 @@ Result<GenerateStats> OpenAiLanguageModel::Generate(const GenerateRequest& reque
   GenerateStats& stats = stream.stats;
   std::mt19937 rng(std::random_device{}());
   for (int attempt = 0;; ++attempt) {
+    health = Health::kUnknown;  // only the last attempt tells how the server is
     if (IsCancelled(request.cancel)) {
       stats.finish = FinishReason::kCancelled;
       break;
