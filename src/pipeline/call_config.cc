@@ -1,6 +1,7 @@
 #include "pipeline/call_config.h"
 
 #include <string>
+#include <utility>
 
 namespace hotline::pipeline {
 namespace {
@@ -45,6 +46,16 @@ Status CallConfig::Validate() const {
   for (const auto* list : {&goodbye_phrases, &agent_phrases}) {
     for (const std::string& p : *list) {
       if (p.empty()) return InvalidArgumentError("goodbye_phrases/agent_phrases must not hold empty phrases");
+    }
+  }
+  if (social_replies) {
+    for (const auto& [name, text] :
+         {std::pair{"thanks_text", &thanks_text}, std::pair{"hello_text", &hello_text},
+          std::pair{"machine_text", &machine_text}}) {
+      if (text->empty()) {
+        return InvalidArgumentError(std::string(name) +
+                                    " must not be empty while social_replies is on");
+      }
     }
   }
   return Status::Ok();

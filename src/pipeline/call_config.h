@@ -41,13 +41,49 @@ struct CallConfig {
       "Sorry, I'm not sure I understood. Could you say that in another way?";
   // Said when a turn was heard but nothing was recognized.
   std::string not_heard_text = "Sorry, I didn't catch that. Could you say it again?";
-  // A turn whose normalized text is one of these, or ends with one, ends the call politely.
-  std::vector<std::string> goodbye_phrases = {"goodbye", "good bye", "bye", "bye bye",
-                                              "that is all", "that's all", "thats all",
-                                              "hang up", "no thank you goodbye"};
-  // A turn that contains one of these asks for a human: the call is transferred.
+  // A turn that ends with one of these ends the call politely, unless a negation or a question
+  // word says otherwise ("please don't hang up", "why did you hang up"); so does a turn made of
+  // one of these and courtesy ("thanks so much, have a nice day"). See pipeline/dialogue_acts.h.
+  std::vector<std::string> goodbye_phrases = {"goodbye",
+                                              "good bye",
+                                              "bye",
+                                              "bye bye",
+                                              "bye for now",
+                                              "that is all",
+                                              "that's all",
+                                              "that will be all",
+                                              "hang up",
+                                              "no thank you goodbye",
+                                              "see you",
+                                              "see ya",
+                                              "talk to you later",
+                                              "talk to you soon",
+                                              "have a nice day",
+                                              "have a good day",
+                                              "have a great day",
+                                              "have a good one",
+                                              "have a nice evening",
+                                              "have a good evening",
+                                              "good night",
+                                              "farewell",
+                                              "take care"};
+  // A turn that asks for one of these is transferred: a request ("can I speak to an agent"), or a
+  // short turn ("agent, please"), and not a negation ("I don't need an agent") or someone else's
+  // ("my travel agent"). "Talk to a person / someone / somebody" asks too.
   std::vector<std::string> agent_phrases = {"agent", "human", "representative", "operator",
                                             "real person", "speak to someone"};
+  // Thanks, hello, "say that again" and "are you a real person?" are answered by the session
+  // itself (the texts below, or the last reply once more) instead of the answer tiers, which
+  // have no article for them. English turns only.
+  bool social_replies = true;
+  // Said to a thank-you. Asks for more; a "no" to it ends the call.
+  std::string thanks_text = "You're welcome. Is there anything else I can help you with?";
+  // Said to a hello or "are you there?" in the middle of a call.
+  std::string hello_text = "Hello, I'm here. How can I help you?";
+  // Said to "are you a real person?".
+  std::string machine_text =
+      "I'm an automated assistant. I can help with most questions, and if you'd like to speak "
+      "to a person, just say agent.";
   // Time the recognizer may take to finalize a turn before the turn counts as an ASR timeout.
   int asr_timeout_ms = 3000;
   // Time an answer may take (understanding, caches, knowledge base, model) before the turn is
@@ -138,6 +174,11 @@ struct CallConfig {
     v.Field("not_heard_text", not_heard_text, "Said when a turn was heard but not recognized");
     v.Field("goodbye_phrases", goodbye_phrases, "Caller phrases that end the call");
     v.Field("agent_phrases", agent_phrases, "Caller phrases that ask for a human agent");
+    v.Field("social_replies", social_replies,
+            "Thanks, hello, 'say that again' and 'are you a real person?' answered by the session");
+    v.Field("thanks_text", thanks_text, "Said to a thank-you (a 'no' to it ends the call)");
+    v.Field("hello_text", hello_text, "Said to a hello or 'are you there?' during a call");
+    v.Field("machine_text", machine_text, "Said to 'are you a real person?'");
     v.Field("asr_timeout_ms", asr_timeout_ms,
             "Time limit of the recognizer's final pass; past it the caller hears busy_text (ms)");
     v.Field("answer_timeout_ms", answer_timeout_ms, "Time limit for an answer (ms)");

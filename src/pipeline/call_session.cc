@@ -122,8 +122,8 @@ bool MatchesPhrase(std::string_view turn, const std::vector<std::string>& phrase
 }
 
 bool ClosesCall(const CallConfig& call, std::string_view turn_phrase_text) {
-  return MatchesPhrase(turn_phrase_text, call.goodbye_phrases, /*anywhere=*/false) ||
-         MatchesPhrase(turn_phrase_text, call.agent_phrases, /*anywhere=*/true);
+  const DialogueAct act = ReadDialogueAct(call, turn_phrase_text);
+  return act == DialogueAct::kGoodbye || act == DialogueAct::kAgent;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -204,9 +204,8 @@ std::string PhraseText(std::string_view text);
 // `anywhere` — contained in it as whole words (agent request).
 bool MatchesPhrase(std::string_view turn_phrase_text, const std::vector<std::string>& phrases,
                    bool anywhere);
-// A goodbye (call.goodbye_phrases, whole or ending the turn) or a request for a person
-// (call.agent_phrases, anywhere in it): the session ends its part of the call, whatever the
-// answer tiers would say.
+// A goodbye or a request for a person (ReadDialogueAct, pipeline/dialogue_acts.h): the session
+// ends its part of the call, whatever the answer tiers would say.
 bool ClosesCall(const CallConfig& call, std::string_view turn_phrase_text);
 
 }  // namespace hotline::pipeline

@@ -28,6 +28,7 @@
 #include "answer/account/caller.h"
 #include "common/cancel_token.h"
 #include "pipeline/call_session.h"
+#include "pipeline/dialogue_acts.h"
 #include "pipeline/listener.h"
 #include "pipeline/playout.h"
 #include "pipeline/speaker.h"
@@ -80,6 +81,7 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   std::string dtmf;
   int64_t dtmf_last_ms = -1;
   std::string last_peeked;  // phrase of the last partial looked up ahead
+  DialogueState dialogue;   // where the conversation stands (the last reply asked "anything else?")
   // A caller's turn as the recognizer's final pass heard it, before it is answered.
   struct HeardTurn {
     TurnReport report;      // transcript, confidence and the ledger up to asr_final
@@ -170,6 +172,8 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // answer to look up.
   // `trusted`: a prepared answer may be spoken for `text` (HeardTurn::trusted).
   void RespondTo(int idx, std::shared_ptr<CancelToken> token, std::string text, bool trusted);
+  // A thanks, hello, "say that again" or "are you a person?": the session's own reply.
+  void ReplySocially(int idx, std::shared_ptr<CancelToken> token, DialogueAct act);
   // The final transcript of a speculative start reads differently from the partial it started
   // on: asks the answer strand whether the cached tiers answer it with the same words, and
   // returns. The answer (or call.speculation_check_ms without one) settles the turn.

@@ -28,14 +28,18 @@ void CallSession::Core::StartPrework(const std::string& partial) {
   if (phrase.empty() || phrase == last_peeked) return;
   const bool hints = res.call.prework_ends_turn && res.call.understood_ends_turn;
   // Goodbyes and agent requests are not answered by the tiers; the session answers them itself,
-  // so such a partial is a whole turn.
-  if (ClosesCall(res.call, phrase)) {
+  // so such a partial is a whole turn. Thanks and hellos are the session's too, but callers
+  // often go on after them ("hi, I'd like to ..."): nothing is looked up, nothing hinted.
+  // A "no" to "anything else?" ends the call too, but is not hinted: "no... actually" is common.
+  const DialogueAct act = ReadDialogueAct(res.call, phrase, dialogue);
+  if (act != DialogueAct::kNone && ClosesCall(res.call, phrase)) {
     if (hints) {
       last_peeked = phrase;
       listener->HintComplete(phrase);
     }
     return;
   }
+  if (act == DialogueAct::kGoodbye || (res.call.social_replies && IsSocialAct(act))) return;
   if (WordCount(phrase) < res.call.prework_min_words) return;
   last_peeked = phrase;
   auto self = shared_from_this();

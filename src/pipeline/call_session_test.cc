@@ -314,6 +314,51 @@ TEST_F(CallSessionTest, AgentRequestTransfers) {
   EXPECT_EQ(LastTurn().answer, res_.call.transfer_text);
 }
 
+// Social turns are the session's: "say that again" repeats the last reply, a thank-you is
+// welcomed with "anything else?", and a "no" to that ends the call. "Please don't hang up" is
+// no goodbye: the answer tiers get it.
+TEST_F(CallSessionTest, SocialTurnsAreAnsweredByTheSessionAndANoAfterThanksEndsTheCall) {
+  recognizer_.SetTexts({"where is my order", "sorry, what was that?", "please don't hang up",
+                        "thank you so much", "no"});
+  StartCall();
+  auto social = [&](const char* act) {
+    return metrics_.GetCounter("hotline_pipeline_social_turns_total", "", {{"act", act}}).value();
+  };
+  Say();
+  FeedUntilIdle();
+  Say();
+  FeedUntilIdle();
+  EXPECT_EQ(LastTurn().tier, TurnTier::kSocial);
+  EXPECT_EQ(LastTurn().answer, answerer_.reply);  // the first answer once more
+  Say();
+  FeedUntilIdle();
+  EXPECT_EQ(LastTurn().tier, TurnTier::kKnowledgeBase);
+  EXPECT_TRUE(sink_->hangup().empty());
+  Say();
+  FeedUntilIdle();
+  EXPECT_EQ(LastTurn().answer, res_.call.thanks_text);
+  EXPECT_EQ(LastTurn().outcome, TurnOutcome::kAnswered);
+  Say();
+  FeedUntilIdle();
+  ASSERT_TRUE(WaitFor([&] { return !sink_->hangup().empty(); }));
+  EXPECT_EQ(sink_->hangup(), "caller said goodbye");
+  {
+    std::lock_guard lock(answerer_.mu);
+    EXPECT_EQ(answerer_.turns.size(), 2u);  // the order and "please don't hang up"
+  }
+  EXPECT_EQ(social("repeat"), 1u);
+  EXPECT_EQ(social("thanks"), 1u);
+}
+
+TEST_F(CallSessionTest, SocialRepliesOffSendsThanksToTheAnswerTiers) {
+  res_.call.social_replies = false;
+  recognizer_.SetTexts({"thank you so much"});
+  StartCall();
+  Say();
+  FeedUntilIdle();
+  EXPECT_EQ(LastTurn().tier, TurnTier::kKnowledgeBase);
+}
+
 TEST_F(CallSessionTest, TheRecognizersConfidenceReachesTheAnswerAndAGatedTurnSaysWhy) {
   answerer_.fallback = true;
   answerer_.gated = "low_asr_confidence";

@@ -173,20 +173,22 @@ int CallSession::Core::StartSpeculation(const TurnReport& r, const std::string& 
 void CallSession::Core::RespondTo(int idx, std::shared_ptr<CancelToken> token, std::string text,
                                   bool trusted) {
   const std::string phrase = PhraseText(text);
+  const DialogueAct act = ReadDialogueAct(res.call, phrase, dialogue);
+  if (!phrase.empty()) dialogue = {};  // a turn heard as nothing keeps "anything else?" open
   if (phrase.empty()) {
     {
       std::lock_guard lock(mu);
       book.at(idx).outcome = TurnOutcome::kNotHeard;
     }
     SpeakPrompt(idx, token, res.call.not_heard_text, AfterSpeech::kNone, "");
-  } else if (MatchesPhrase(phrase, res.call.goodbye_phrases, /*anywhere=*/false)) {
+  } else if (act == DialogueAct::kGoodbye) {
     {
       std::lock_guard lock(mu);
       book.at(idx).outcome = TurnOutcome::kGoodbye;
       book.at(idx).tier = TurnTier::kGoodbye;
     }
     SpeakPrompt(idx, token, res.call.goodbye_text, AfterSpeech::kHangup, "caller said goodbye");
-  } else if (MatchesPhrase(phrase, res.call.agent_phrases, /*anywhere=*/true)) {
+  } else if (act == DialogueAct::kAgent) {
     {
       std::lock_guard lock(mu);
       book.at(idx).outcome = TurnOutcome::kTransfer;
@@ -194,9 +196,42 @@ void CallSession::Core::RespondTo(int idx, std::shared_ptr<CancelToken> token, s
     }
     SpeakPrompt(idx, token, res.call.transfer_text, AfterSpeech::kTransfer,
                 "caller asked for an agent");
+  } else if (res.call.social_replies && IsSocialAct(act)) {
+    ReplySocially(idx, std::move(token), act);
   } else if (!trusted || !UsePrework(idx, token, text)) {
     StartAnswer(idx, token, std::move(text));
   }
+}
+
+void CallSession::Core::ReplySocially(int idx, std::shared_ptr<CancelToken> token,
+                                      DialogueAct act) {
+  std::string reply;
+  {
+    std::lock_guard lock(mu);
+    switch (act) {
+      case DialogueAct::kThanks:
+        reply = res.call.thanks_text;
+        break;
+      case DialogueAct::kHello:
+        reply = res.call.hello_text;
+        break;
+      case DialogueAct::kAskIfMachine:
+        reply = res.call.machine_text;
+        break;
+      default:
+        // "Say that again": the last thing said, the greeting included; before anything was said,
+        // the hello.
+        for (int i = idx - 1; i >= 0 && reply.empty(); --i) reply = book.at(i).answer;
+        if (reply.empty()) reply = res.call.hello_text;
+        break;
+    }
+    TurnReport& t = book.at(idx);
+    t.outcome = TurnOutcome::kAnswered;
+    t.tier = TurnTier::kSocial;
+  }
+  dialogue.asked_anything_else = reply == res.call.thanks_text;
+  metrics.CountSocial(DialogueActName(act));
+  SpeakPrompt(idx, std::move(token), reply, AfterSpeech::kNone, "");
 }
 
 bool CallSession::Core::CheckTimeLimit(int64_t now) {

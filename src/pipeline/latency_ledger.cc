@@ -92,6 +92,13 @@ void PipelineMetrics::CountError(std::string_view kind) {
       .Increment();
 }
 
+void PipelineMetrics::CountSocial(std::string_view act) {
+  registry_
+      .GetCounter("hotline_pipeline_social_turns_total",
+                  "Turns the session answered itself, by dialogue act", {{"act", std::string(act)}})
+      .Increment();
+}
+
 void PipelineMetrics::ObserveTurn(const TurnLedger& l, std::string_view tier) {
   auto observe = [](Histogram& h, double from, double to) {
     if (from >= 0 && to >= from) h.Observe((to - from) / 1000.0);

@@ -69,6 +69,8 @@ struct PipelineMetrics {
   // One counter per tier / error kind (registered on first use; a lock, once per turn at most).
   void CountTier(std::string_view tier);
   void CountError(std::string_view kind);
+  // A turn the session answered itself, by dialogue act (thanks, hello, repeat, ask_if_machine).
+  void CountSocial(std::string_view act);
   // Observes the stage histograms of a finished turn, and end_of_turn → first_audio_sent in
   // hotline_pipeline_after_endpoint_seconds{tier} (what the answer tiers add to endpointing).
   void ObserveTurn(const TurnLedger& ledger, std::string_view tier);

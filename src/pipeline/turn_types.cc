@@ -48,6 +48,8 @@ std::string_view TurnTierName(TurnTier tier) {
       return "goodbye";
     case TurnTier::kTransfer:
       return "transfer";
+    case TurnTier::kSocial:
+      return "social";
     case TurnTier::kPrompt:
       return "prompt";
   }

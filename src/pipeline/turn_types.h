@@ -38,6 +38,7 @@ enum class TurnTier : uint8_t {
   kReprompt,
   kGoodbye,
   kTransfer,
+  kSocial,  // the reply to a thanks, hello, "say that again" or "are you a person?"
   kPrompt,  // busy, error, rephrase and not-heard texts
 };
 std::string_view TurnTierName(TurnTier tier);

@@ -129,12 +129,17 @@ Result<std::vector<LabelledText>> ParseLabelledCsv(const std::string& text,
   int text_col = -1, label_col = -1;
   for (size_t c = 0; c < header.size(); ++c) {
     std::string h = Lower(header[c]);
-    if (h == "text" || h == "question" || h == "utterance") text_col = static_cast<int>(c);
-    if (h == "category" || h == "intent" || h == "label") label_col = static_cast<int>(c);
+    // The first of each: Bitext's rows carry an `intent` and, after it, a coarser `category`.
+    const bool is_text = h == "text" || h == "question" || h == "utterance" || h == "instruction";
+    const bool is_label = h == "category" || h == "intent" || h == "label";
+    if (is_text && text_col < 0) text_col = static_cast<int>(c);
+    if (is_label && label_col < 0) label_col = static_cast<int>(c);
   }
   if (text_col < 0 || label_col < 0) {
-    return InvalidArgumentError(source + ":1: header must name a 'text' column and a 'category' "
-                                "(or 'intent'/'label') column");
+    return InvalidArgumentError(source +
+                                ":1: header must name a 'text' (or 'question'/"
+                                "'utterance'/'instruction') column and a 'category' (or "
+                                "'intent'/'label') column");
   }
   std::vector<LabelledText> out;
   out.reserve(rows.size() - 1);

@@ -1,8 +1,9 @@
 // Loading labelled question sets for training and evaluating the intent classifier and caches.
 //
 // Formats (chosen by content, not by file name):
-//   - Banking77-style CSV: a header row naming a `text` column and a `category` (or `intent` /
-//     `label`) column, RFC 4180 quoting ("a, b" and doubled "" inside quotes), LF or CRLF.
+//   - Banking77-style CSV: a header row naming a `text` (or `question` / `utterance` /
+//     `instruction`, as Bitext's) column and a `category` (or `intent` / `label`) column, the
+//     first of each, RFC 4180 quoting ("a, b" and doubled "" inside quotes), LF or CRLF.
 //   - CLINC150-style JSON: an object whose `key` member is an array of [text, label] pairs.
 //   - Negatives (questions that must not be answered): a text file with one question per line
 //     (blank lines skipped), or a JSON file as above with a key (labels ignored; plain strings

@@ -1,0 +1,55 @@
+// Dialogue acts: what a caller's turn does to the conversation rather than what it asks about.
+// "Thanks, bye" ends the call; "can I talk to a person" asks for one; "sorry, say that again"
+// wants the last reply once more; "thank you" and "hello, are you there?" are not questions for
+// the answer tiers (which would give them the rephrase request, or a wrong article), and "are you
+// a real person?" deserves an honest reply.
+//
+// The reading is built to fail safe. A turn is an act only when every one of its words fits the
+// act: its key phrase ("bye", "agent", "repeat") plus words of courtesy and of the act's own
+// grammar ("ok", "thanks", "can I speak to"). A turn with anything else in it ("why did you hang
+// up", "please don't hang up", "my travel agent booked it", "thanks, but my card still doesn't
+// work") goes to the answer tiers as before. The two acts that end the session's part of the call
+// keep their configured phrase lists (call.goodbye_phrases, call.agent_phrases) and their older,
+// broader matches — a goodbye phrase ending the turn, a request for an agent anywhere in it — now
+// guarded by negation ("don't", "not", "never" before the phrase), a leading question word, and
+// compound nouns ("travel agent", "human resources").
+//
+// English rules; a turn with letters outside ASCII (a Mandarin line's turns) keeps the phrase
+// matching of MatchesPhrase alone. Input is PhraseText: lower-case words, one space apart.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "pipeline/call_config.h"
+
+namespace hotline::pipeline {
+
+enum class DialogueAct : uint8_t {
+  kNone,          // a question or request for the answer tiers
+  kGoodbye,       // the caller is done: goodbye, then hang up
+  kAgent,         // the caller asks for a person: transfer
+  kAskIfMachine,  // "are you a real person?": say what Hotline is, and that a person is a word away
+  kRepeat,        // "sorry, say that again": the last reply once more
+  kThanks,        // "thank you so much": you're welcome, anything else?
+  kHello,         // "hello? are you there?": yes, how can I help?
+};
+std::string_view DialogueActName(DialogueAct act);
+
+// Where the conversation stands when the turn was heard.
+struct DialogueState {
+  // The session's last words asked whether there is anything else (call.thanks_text): a bare
+  // "no", "nope, that's it" or "I'm good" now ends the call.
+  bool asked_anything_else = false;
+};
+
+// The act of one turn. `phrase` is PhraseText of the final (or a stable partial) transcript.
+DialogueAct ReadDialogueAct(const CallConfig& call, std::string_view phrase,
+                            const DialogueState& state = {});
+
+// True for the acts the session answers without the answer tiers when call.social_replies is on
+// (thanks, hello, repeat, are-you-a-machine); goodbye and agent requests are always the
+// session's own.
+bool IsSocialAct(DialogueAct act);
+
+}  // namespace hotline::pipeline
