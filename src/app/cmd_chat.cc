@@ -1,4 +1,5 @@
-// hotline chat TURN...: typed caller turns through the whole answering chain — normalization,
+// hotline chat TURN...: typed caller turns through the whole answering chain — the turn's dialogue
+// act as a call reads it (goodbye, agent request, thanks, "say that again"), normalization,
 // intent, the caches, the knowledge base, the account tools behind PIN verification, the model —
 // and each answer spoken by the line's synthesizer to DIR/reply-N.wav. No recognizer is needed,
 // so a line whose callers' language the embedded recognizer does not hear (the Mandarin line)
@@ -19,6 +20,9 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "llm/llm_config.h"
+#include "pipeline/call_session.h"
+#include "pipeline/dialogue_acts.h"
+#include "pipeline/social_reply.h"
 #include "tts/synthesizer.h"
 
 namespace hotline::cli {
@@ -34,6 +38,27 @@ constexpr char kUsage[] =
 
 constexpr int kPhoneRateHz = 8000;
 constexpr size_t kMaxTurnBytes = 4096;
+
+// Speaks `reply` to `wav` (8 kHz μ-law) and says where; 0, or the exit status of a failure.
+int Speak(tts::Synthesizer& synth, const std::string& reply, MonoTime turn_start,
+          const std::filesystem::path& wav) {
+  std::vector<int16_t> pcm;
+  double first_audio_ms = -1;
+  Status said = synth.Synthesize(reply, [&](std::span<const int16_t> chunk) {
+    if (first_audio_ms < 0) first_audio_ms = MillisBetween(turn_start, SystemClock::Get().Now());
+    pcm.insert(pcm.end(), chunk.begin(), chunk.end());
+    return Status::Ok();
+  });
+  if (!said.ok()) return Fail(said.WithContext("reply synthesis"));
+  auto phone = audio::Resample(audio::AudioView(pcm, synth.sample_rate_hz()), kPhoneRateHz);
+  if (!phone.ok()) return Fail(phone.status());
+  if (Status s = audio::WriteWavFile(wav.string(), *phone, audio::Codec::kMulaw); !s.ok()) {
+    return Fail(s);
+  }
+  std::printf("  spoken:  %s (%lld ms of audio; first audio %.1f ms after the turn)\n",
+              wav.string().c_str(), static_cast<long long>(phone->duration_ms()), first_audio_ms);
+  return 0;
+}
 
 int RunChat(std::span<const std::string> argv) {
   auto parsed = Args::Parse(argv, {"--config", "--set", "--kb", "--domain", "--caller-id", "--out"});
@@ -96,44 +121,65 @@ int RunChat(std::span<const std::string> argv) {
 
   answer::CallerSession caller(caller_id);
   std::vector<answer::ChatMessage> history;
+  // As a call does, the turn's dialogue act comes first: a goodbye or a request for a person ends
+  // the exchange, a thanks or "say that again" is the line's own reply (pipeline/dialogue_acts.h).
+  pipeline::DialogueState dialogue;
+  std::string last_reply;
   int n = 0;
   for (const std::string& turn : turns) {
     ++n;
     const MonoTime start = SystemClock::Get().Now();
-    auto answered = answerer.Answer(turn, caller, history);
-    if (!answered.ok()) return Fail(answered.status().WithContext("answer"));
+    const std::string phrase = pipeline::PhraseText(turn);
+    const pipeline::DialogueAct act = pipeline::ReadDialogueAct(cfg->call, phrase, dialogue);
+    if (!phrase.empty()) dialogue = {};
+    std::string reply;
+    std::string tier;
+    std::string ends;
+    if (act == pipeline::DialogueAct::kGoodbye) {
+      reply = cfg->call.goodbye_text;
+      tier = "goodbye";
+      ends = "the line hangs up";
+    } else if (act == pipeline::DialogueAct::kAgent) {
+      reply = cfg->call.transfer_text;
+      tier = "transfer";
+      ends = "the call goes to an agent";
+    } else if (cfg->call.social_replies && pipeline::IsSocialAct(act)) {
+      reply = pipeline::SocialReply(cfg->call, act, last_reply);
+      tier = "social (" + std::string(pipeline::DialogueActName(act)) + ")";
+      dialogue.asked_anything_else = pipeline::AsksAnythingElse(cfg->call, reply);
+    } else {
+      auto answered = answerer.Answer(turn, caller, history);
+      if (!answered.ok()) return Fail(answered.status().WithContext("answer"));
+      reply = answered->text;
+      std::string from;
+      for (const std::string& id : answered->passage_ids) {
+        from += (from.empty() ? "" : ", ") + id;
+      }
+      tier =
+          std::string(answer::TierName(answered->tier)) + (from.empty() ? "" : " (" + from + ")");
+    }
     const double answer_ms = MillisBetween(start, SystemClock::Get().Now());
-    std::string from;
-    for (const std::string& id : answered->passage_ids) from += (from.empty() ? "" : ", ") + id;
-    std::printf("\nturn %d\n  caller:  \"%s\"\n  answer:  \"%s\"\n  tier:    %s%s%s%s   (%.1f ms)\n",
-                n, turn.c_str(), answered->text.c_str(),
-                std::string(answer::TierName(answered->tier)).c_str(), from.empty() ? "" : " (",
-                from.c_str(), from.empty() ? "" : ")", answer_ms);
+    std::printf("\nturn %d\n  caller:  \"%s\"\n  answer:  \"%s\"\n  tier:    %s   (%.1f ms)\n", n,
+                turn.c_str(), reply.c_str(), tier.c_str(), answer_ms);
+    if (!ends.empty()) {
+      std::printf(
+          "  then:    %s%s\n", ends.c_str(),
+          n < static_cast<int>(turns.size()) ? "; the turns after this one are not read" : "");
+    }
+    if (!reply.empty()) last_reply = reply;
     // As a call does: what the caller said is kept redacted (a PIN never reaches the model).
     history.push_back({"user", answer::RedactPii(turn)});
-    history.push_back({"assistant", answered->text});
-    if (!synth || answered->text.empty()) continue;
-    std::vector<int16_t> reply;
-    double first_audio_ms = -1;
-    Status said = synth->Synthesize(answered->text, [&](std::span<const int16_t> chunk) {
-      if (first_audio_ms < 0) first_audio_ms = MillisBetween(start, SystemClock::Get().Now());
-      reply.insert(reply.end(), chunk.begin(), chunk.end());
-      return Status::Ok();
-    });
-    if (!said.ok()) return Fail(said.WithContext("reply synthesis"));
-    auto phone = audio::Resample(audio::AudioView(reply, synth->sample_rate_hz()), kPhoneRateHz);
-    if (!phone.ok()) return Fail(phone.status());
-    const std::filesystem::path wav = out_dir / ("reply-" + std::to_string(n) + ".wav");
-    if (Status s = audio::WriteWavFile(wav.string(), *phone, audio::Codec::kMulaw); !s.ok()) {
-      return Fail(s);
+    history.push_back({"assistant", reply});
+    if (synth && !reply.empty()) {
+      if (int rc = Speak(*synth, reply, start, out_dir / ("reply-" + std::to_string(n) + ".wav"));
+          rc != 0) {
+        return rc;
+      }
     }
-    std::printf("  spoken:  %s (%lld ms of audio; first audio %.1f ms after the turn)\n",
-                wav.string().c_str(), static_cast<long long>(phone->duration_ms()),
-                first_audio_ms);
+    if (!ends.empty()) break;
   }
   return 0;
 }
-
 const CommandRegistrar kChat({"chat", "typed caller turns through the answering chain, spoken",
                               kUsage, RunChat});
 

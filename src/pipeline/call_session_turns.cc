@@ -1,17 +1,16 @@
 // CallSession, the turns: a caller's end of turn (speculative start, final transcript, what to
 // answer), the session's timers (answer time-out, time limit, hang-up after speech, re-prompts,
 // DTMF), and the life of a turn from BeginTurn through the answer strand to FinishTurn.
-#include "pipeline/call_session.h"
-
 #include <algorithm>
 #include <chrono>
-
 #include <nlohmann/json.hpp>
 
 #include "audio/codec.h"
 #include "common/log.h"
 #include "common/log_format.h"
+#include "pipeline/call_session.h"
 #include "pipeline/call_session_core.h"
+#include "pipeline/social_reply.h"
 
 namespace hotline::pipeline {
 
@@ -208,28 +207,15 @@ void CallSession::Core::ReplySocially(int idx, std::shared_ptr<CancelToken> toke
   std::string reply;
   {
     std::lock_guard lock(mu);
-    switch (act) {
-      case DialogueAct::kThanks:
-        reply = res.call.thanks_text;
-        break;
-      case DialogueAct::kHello:
-        reply = res.call.hello_text;
-        break;
-      case DialogueAct::kAskIfMachine:
-        reply = res.call.machine_text;
-        break;
-      default:
-        // "Say that again": the last thing said, the greeting included; before anything was said,
-        // the hello.
-        for (int i = idx - 1; i >= 0 && reply.empty(); --i) reply = book.at(i).answer;
-        if (reply.empty()) reply = res.call.hello_text;
-        break;
-    }
+    // "Say that again": the last thing said, the greeting included.
+    std::string last;
+    for (int i = idx - 1; i >= 0 && last.empty(); --i) last = book.at(i).answer;
+    reply = SocialReply(res.call, act, last);
     TurnReport& t = book.at(idx);
     t.outcome = TurnOutcome::kAnswered;
     t.tier = TurnTier::kSocial;
   }
-  dialogue.asked_anything_else = reply == res.call.thanks_text;
+  dialogue.asked_anything_else = AsksAnythingElse(res.call, reply);
   metrics.CountSocial(DialogueActName(act));
   SpeakPrompt(idx, std::move(token), reply, AfterSpeech::kNone, "");
 }

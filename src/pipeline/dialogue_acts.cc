@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pipeline/call_session.h"
+#include "pipeline/social_reply.h"
 
 namespace hotline::pipeline {
 namespace {
@@ -401,6 +402,19 @@ std::string_view DialogueActName(DialogueAct act) {
       return "hello";
   }
   return "none";
+}
+
+std::string SocialReply(const CallConfig& call, DialogueAct act, std::string_view last_reply) {
+  switch (act) {
+    case DialogueAct::kThanks:
+      return call.thanks_text;
+    case DialogueAct::kHello:
+      return call.hello_text;
+    case DialogueAct::kAskIfMachine:
+      return call.machine_text;
+    default:
+      return last_reply.empty() ? call.hello_text : std::string(last_reply);
+  }
 }
 
 bool IsSocialAct(DialogueAct act) {

@@ -69,5 +69,22 @@ TEST(BankingCall, RefusesAnUnknownLine) {
   EXPECT_NE(r.err.find("--domain insurance"), std::string::npos) << r.err;
 }
 
+// Typed turns read as a call reads them: a thank-you and "say that again" are the line's own
+// replies, and a "no" to "anything else?" ends the exchange before the next question.
+TEST(BankingChat, SocialTurnsAreTheLinesOwnAndANoEndsTheExchange) {
+  CommandResult r = RunHotline(
+      "chat --domain banking --no-audio 'thank you so much' 'sorry, say that again?' 'no' "
+      "'how do I top up my card'");
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  const std::string thanks = "You're welcome. Is there anything else I can help you with?";
+  const size_t first = r.out.find(thanks);
+  ASSERT_NE(first, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(thanks, first + 1), std::string::npos) << r.out;  // said again
+  EXPECT_NE(r.out.find("social (repeat)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tier:    goodbye"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the turns after this one are not read"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("top up my card"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace hotline::e2e
