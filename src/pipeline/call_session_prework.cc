@@ -29,17 +29,22 @@ void CallSession::Core::StartPrework(const std::string& partial) {
   const bool hints = res.call.prework_ends_turn && res.call.understood_ends_turn;
   // Goodbyes and agent requests are not answered by the tiers; the session answers them itself,
   // so such a partial is a whole turn. Thanks and hellos are the session's too, but callers
-  // often go on after them ("hi, I'd like to ..."): nothing is looked up, nothing hinted.
-  // A "no" to "anything else?" ends the call too, but is not hinted: "no... actually" is common.
-  const DialogueAct act = ReadDialogueAct(res.call, phrase, dialogue);
-  if (act != DialogueAct::kNone && ClosesCall(res.call, phrase)) {
+  // often go on after them ("hi, I'd like to ..."): nothing is looked up, nothing hinted. The
+  // partial is read without the conversation's state: a "no" to "anything else?" ends the call
+  // too, but is not hinted ("no... actually" is common); it needs no look-up either.
+  const DialogueAct act = ReadDialogueAct(res.call, phrase);
+  if (act == DialogueAct::kGoodbye || act == DialogueAct::kAgent) {
     if (hints) {
       last_peeked = phrase;
       listener->HintComplete(phrase);
     }
     return;
   }
-  if (act == DialogueAct::kGoodbye || (res.call.social_replies && IsSocialAct(act))) return;
+  if (res.call.social_replies && IsSocialAct(act)) return;
+  if (dialogue.asked_anything_else &&
+      ReadDialogueAct(res.call, phrase, dialogue) == DialogueAct::kGoodbye) {
+    return;
+  }
   if (WordCount(phrase) < res.call.prework_min_words) return;
   last_peeked = phrase;
   auto self = shared_from_this();
