@@ -125,13 +125,14 @@ int RunChat(std::span<const std::string> argv) {
   // the exchange, a thanks or "say that again" is the line's own reply (pipeline/dialogue_acts.h).
   pipeline::DialogueState dialogue;
   std::string last_reply;
+  int misses = 0;  // unanswerable turns in a row (pipeline::ReplyToMiss)
   int n = 0;
   for (const std::string& turn : turns) {
     ++n;
     const MonoTime start = SystemClock::Get().Now();
     const std::string phrase = pipeline::PhraseText(turn);
     const pipeline::DialogueAct act = pipeline::ReadDialogueAct(cfg->call, phrase, dialogue);
-    if (!phrase.empty()) dialogue = {};
+    if (!phrase.empty()) dialogue = {};  // a turn heard as nothing keeps "anything else?" open
     std::string reply;
     std::string tier;
     std::string ends;
@@ -146,11 +147,21 @@ int RunChat(std::span<const std::string> argv) {
     } else if (cfg->call.social_replies && pipeline::IsSocialAct(act)) {
       reply = pipeline::SocialReply(cfg->call, act, last_reply);
       tier = "social (" + std::string(pipeline::DialogueActName(act)) + ")";
-      dialogue.asked_anything_else = pipeline::AsksAnythingElse(cfg->call, reply);
+      dialogue = pipeline::StateAfterReply(cfg->call, reply, pipeline::TurnTier::kSocial);
     } else {
       auto answered = answerer.Answer(turn, caller, history);
       if (!answered.ok()) return Fail(answered.status().WithContext("answer"));
       reply = answered->text;
+      // As a call does: the first unanswerable question gets the rephrase request, the next one
+      // (or a verification lock-out) goes to a person.
+      const bool fallback = answered->tier == answer::AnswerTierId::kFallback;
+      const pipeline::MissReply miss =
+          fallback ? pipeline::ReplyToMiss(cfg->call, misses, answered->degraded, false)
+                   : pipeline::MissReply{};
+      misses = fallback ? misses + 1 : 0;
+      if (miss.text != nullptr) reply = *miss.text;
+      if (miss.transfer || answered->transfer) ends = "the call goes to an agent";
+      dialogue = pipeline::StateAfterReply(cfg->call, reply, pipeline::TierOf(answered->tier));
       std::string from;
       for (const std::string& id : answered->passage_ids) {
         from += (from.empty() ? "" : ", ") + id;

@@ -19,6 +19,7 @@ Status CheckRange(const char* name, int value, int lo, int hi) {
 Status CallConfig::Validate() const {
   RETURN_IF_ERROR(CheckRange("reprompt_after_ms", reprompt_after_ms, 1000, 600000));
   RETURN_IF_ERROR(CheckRange("reprompt_max", reprompt_max, 0, 100));
+  RETURN_IF_ERROR(CheckRange("hold_reprompt_after_ms", hold_reprompt_after_ms, 1000, 600000));
   RETURN_IF_ERROR(CheckRange("asr_timeout_ms", asr_timeout_ms, 100, 60000));
   RETURN_IF_ERROR(CheckRange("answer_timeout_ms", answer_timeout_ms, 100, 600000));
   RETURN_IF_ERROR(CheckRange("tts_timeout_ms", tts_timeout_ms, 100, 60000));
@@ -51,7 +52,9 @@ Status CallConfig::Validate() const {
   if (social_replies) {
     for (const auto& [name, text] :
          {std::pair{"thanks_text", &thanks_text}, std::pair{"hello_text", &hello_text},
-          std::pair{"machine_text", &machine_text}}) {
+          std::pair{"machine_text", &machine_text}, std::pair{"go_ahead_text", &go_ahead_text},
+          std::pair{"hold_text", &hold_text}, std::pair{"help_text", &help_text},
+          std::pair{"anything_else_text", &anything_else_text}}) {
       if (text->empty()) {
         return InvalidArgumentError(std::string(name) +
                                     " must not be empty while social_replies is on");

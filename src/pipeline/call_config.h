@@ -72,9 +72,10 @@ struct CallConfig {
   // ("my travel agent"). "Talk to a person / someone / somebody" asks too.
   std::vector<std::string> agent_phrases = {"agent", "human", "representative", "operator",
                                             "real person", "speak to someone"};
-  // Thanks, hello, "say that again" and "are you a real person?" are answered by the session
-  // itself (the texts below, or the last reply once more) instead of the answer tiers, which
-  // have no article for them. English turns only.
+  // Thanks, hello, "say that again", "are you a real person?", "I have a question", "hold on",
+  // "what can you help me with?" and an "okay" after an answer are answered by the session itself
+  // (the texts below, or the last reply once more) instead of the answer tiers, which have no
+  // article for them. English turns only.
   bool social_replies = true;
   // Said to a thank-you. Asks for more; a "no" to it ends the call.
   std::string thanks_text = "You're welcome. Is there anything else I can help you with?";
@@ -84,6 +85,23 @@ struct CallConfig {
   std::string machine_text =
       "I'm an automated assistant. I can help with most questions, and if you'd like to speak "
       "to a person, just say agent.";
+  // Said to a caller about to ask ("I have a question", "can I ask you something", or a "yes"
+  // to "anything else?").
+  std::string go_ahead_text = "Sure, go ahead. What would you like to know?";
+  // Said to "hold on", "one moment, let me find my card" or a turn of only "um"; the line then
+  // waits hold_reprompt_after_ms (not reprompt_after_ms) before asking whether they are there.
+  std::string hold_text = "Sure, take your time. I'm here when you're ready.";
+  int hold_reprompt_after_ms = 30000;
+  // Said to "what can you help me with?": what this line is for (each line sets its own).
+  std::string help_text =
+      "I can help with your orders, deliveries, returns and refunds, payments and your account, "
+      "or put you through to a person. What would you like to do?";
+  // Said to an "okay" or "got it" after an answer; a "no" to it ends the call.
+  std::string anything_else_text = "Is there anything else I can help you with?";
+  // Said before a transfer when the call's questions went unanswered because an answer tier
+  // failed (the model's server, an account tool): the failure is the line's, not the caller's.
+  std::string failure_transfer_text =
+      "Sorry, I'm having trouble on my side. Let me transfer you to an agent.";
   // Time the recognizer may take to finalize a turn before the turn counts as an ASR timeout.
   int asr_timeout_ms = 3000;
   // Time an answer may take (understanding, caches, knowledge base, model) before the turn is
@@ -175,10 +193,21 @@ struct CallConfig {
     v.Field("goodbye_phrases", goodbye_phrases, "Caller phrases that end the call");
     v.Field("agent_phrases", agent_phrases, "Caller phrases that ask for a human agent");
     v.Field("social_replies", social_replies,
-            "Thanks, hello, 'say that again' and 'are you a real person?' answered by the session");
+            "Thanks, hello, 'say that again', 'hold on', 'what can you do?' and the like answered "
+            "by the session");
     v.Field("thanks_text", thanks_text, "Said to a thank-you (a 'no' to it ends the call)");
     v.Field("hello_text", hello_text, "Said to a hello or 'are you there?' during a call");
     v.Field("machine_text", machine_text, "Said to 'are you a real person?'");
+    v.Field("go_ahead_text", go_ahead_text,
+            "Said to 'I have a question' or a 'yes' to 'anything else?'");
+    v.Field("hold_text", hold_text, "Said to 'hold on, let me find it' or a turn of only 'um'");
+    v.Field("hold_reprompt_after_ms", hold_reprompt_after_ms,
+            "Caller silence before a re-prompt after hold_text (ms)");
+    v.Field("help_text", help_text, "Said to 'what can you help me with?'");
+    v.Field("anything_else_text", anything_else_text,
+            "Said to an 'okay' or 'got it' after an answer (a 'no' to it ends the call)");
+    v.Field("failure_transfer_text", failure_transfer_text,
+            "Said before a transfer after repeated answer-tier failures");
     v.Field("asr_timeout_ms", asr_timeout_ms,
             "Time limit of the recognizer's final pass; past it the caller hears busy_text (ms)");
     v.Field("answer_timeout_ms", answer_timeout_ms, "Time limit for an answer (ms)");

@@ -77,11 +77,15 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   std::vector<Listener::Event> heard;  // the events of the frame being handled
   int silence_ms = 0;
   int reprompts = 0;
+  // The caller asked to hold: the next re-prompt waits call.hold_reprompt_after_ms.
+  bool holding = false;
   bool time_limit_said = false;  // info.max_call_ms reached and its goodbye begun
   std::string dtmf;
   int64_t dtmf_last_ms = -1;
   std::string last_peeked;  // phrase of the last partial looked up ahead
-  DialogueState dialogue;   // where the conversation stands (the last reply asked "anything else?")
+  // Where the conversation stands: the last reply asked "anything else?" (a turn heard as nothing
+  // keeps it open). after_statement is read from the book when a turn is answered.
+  DialogueState dialogue;
   // A caller's turn as the recognizer's final pass heard it, before it is answered.
   struct HeardTurn {
     TurnReport report;      // transcript, confidence and the ledger up to asr_final
@@ -174,6 +178,8 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   void RespondTo(int idx, std::shared_ptr<CancelToken> token, std::string text, bool trusted);
   // A thanks, hello, "say that again" or "are you a person?": the session's own reply.
   void ReplySocially(int idx, std::shared_ptr<CancelToken> token, DialogueAct act);
+  // The last turn before `idx` with something said (its answer), or null. REQUIRES: mu held.
+  const TurnReport* LastReplyLocked(int idx);
   // The final transcript of a speculative start reads differently from the partial it started
   // on: asks the answer strand whether the cached tiers answer it with the same words, and
   // returns. The answer (or call.speculation_check_ms without one) settles the turn.

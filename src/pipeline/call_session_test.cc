@@ -350,6 +350,58 @@ TEST_F(CallSessionTest, SocialTurnsAreAnsweredByTheSessionAndANoAfterThanksEndsT
   EXPECT_EQ(social("thanks"), 1u);
 }
 
+// A caller about to ask, asking what the line is for, or acknowledging an answer is met by the
+// session, not by the answer tiers (which would ask them to rephrase, a step toward a transfer).
+// After the line asked a question (the greeting), an "okay" is a reply for the tiers.
+TEST_F(CallSessionTest, TurnsThatHoldTheFloorAreTheSessionsOwn) {
+  recognizer_.SetTexts({"okay", "i have a question", "what can you help me with",
+                        "where is my order", "okay, got it", "yes, one more thing"});
+  StartCall();
+  auto say = [&] {
+    Say();
+    FeedUntilIdle();
+    return LastTurn();
+  };
+  EXPECT_EQ(say().tier, TurnTier::kKnowledgeBase);  // "okay" after "how can I help you today?"
+  TurnReport t = say();
+  EXPECT_EQ(t.tier, TurnTier::kSocial);
+  EXPECT_EQ(t.answer, res_.call.go_ahead_text);
+  EXPECT_EQ(say().answer, res_.call.help_text);
+  EXPECT_EQ(say().tier, TurnTier::kKnowledgeBase);
+  EXPECT_EQ(say().answer, res_.call.anything_else_text);
+  EXPECT_EQ(say().answer, res_.call.go_ahead_text);  // a "yes" to "anything else?"
+  {
+    std::lock_guard lock(answerer_.mu);
+    EXPECT_EQ(answerer_.turns.size(), 2u);  // the first "okay" and the order
+  }
+  EXPECT_EQ(
+      metrics_.GetCounter("hotline_pipeline_social_turns_total", "", {{"act", "go_ahead"}}).value(),
+      2u);
+  EXPECT_TRUE(sink_->transfer().empty());
+}
+
+// "Hold on, let me find my card": the line says it will wait, and waits
+// hold_reprompt_after_ms before asking whether the caller is there; after that, the usual wait.
+TEST_F(CallSessionTest, AskingToHoldWaitsLongerBeforeTheReprompt) {
+  res_.call.reprompt_after_ms = 1000;
+  res_.call.hold_reprompt_after_ms = 3000;
+  recognizer_.SetTexts({"hold on, let me find my card"});
+  StartCall();
+  Say();
+  FeedUntilIdle();
+  EXPECT_EQ(LastTurn().answer, res_.call.hold_text);
+  Feed(Silence(1500));
+  FeedUntilIdle();
+  EXPECT_EQ(LastTurn().answer, res_.call.hold_text);  // no re-prompt at reprompt_after_ms
+  Feed(Silence(1700));
+  ASSERT_TRUE(WaitFor([&] { return LastTurn().kind == TurnKind::kReprompt; }));
+  FeedUntilIdle();
+  const size_t turns = session_->Turns().size();
+  Feed(Silence(1100));
+  ASSERT_TRUE(WaitFor([&] { return session_->Turns().size() == turns + 1; }));
+  EXPECT_EQ(LastTurn().kind, TurnKind::kReprompt);
+}
+
 TEST_F(CallSessionTest, SocialRepliesOffSendsThanksToTheAnswerTiers) {
   res_.call.social_replies = false;
   recognizer_.SetTexts({"thank you so much"});
@@ -395,6 +447,7 @@ TEST_F(CallSessionTest, AFailedTierIsOwnedUpToNotBlamedOnTheCaller) {
   ASSERT_TRUE(WaitFor([&] { return !sink_->transfer().empty(); }));
   EXPECT_EQ(sink_->transfer(), "an answer tier failed");
   EXPECT_EQ(LastTurn().outcome, TurnOutcome::kTransfer);
+  EXPECT_EQ(LastTurn().answer, res_.call.failure_transfer_text);  // not "I'm not sure about that"
 }
 
 TEST_F(CallSessionTest, AnswererFallbackAsksToRephraseThenTransfers) {

@@ -120,6 +120,7 @@ void CallSession::Core::AnswerHeard(HeardTurn heard, bool speculated) {
     }
   }
   reprompts = 0;
+  holding = false;
   metrics.turns.Increment();
   if (!closed.load()) {
     nlohmann::json j = {{"text", Redacted(r.transcript)}};
@@ -172,7 +173,14 @@ int CallSession::Core::StartSpeculation(const TurnReport& r, const std::string& 
 void CallSession::Core::RespondTo(int idx, std::shared_ptr<CancelToken> token, std::string text,
                                   bool trusted) {
   const std::string phrase = PhraseText(text);
-  const DialogueAct act = ReadDialogueAct(res.call, phrase, dialogue);
+  DialogueState state = dialogue;
+  {
+    std::lock_guard lock(mu);
+    if (const TurnReport* last = LastReplyLocked(idx)) {
+      state.after_statement = StateAfterReply(res.call, last->answer, last->tier).after_statement;
+    }
+  }
+  const DialogueAct act = ReadDialogueAct(res.call, phrase, state);
   if (!phrase.empty()) dialogue = {};  // a turn heard as nothing keeps "anything else?" open
   if (phrase.empty()) {
     {
@@ -208,16 +216,25 @@ void CallSession::Core::ReplySocially(int idx, std::shared_ptr<CancelToken> toke
   {
     std::lock_guard lock(mu);
     // "Say that again": the last thing said, the greeting included.
-    std::string last;
-    for (int i = idx - 1; i >= 0 && last.empty(); --i) last = book.at(i).answer;
-    reply = SocialReply(res.call, act, last);
+    const TurnReport* last = LastReplyLocked(idx);
+    reply = SocialReply(res.call, act, last != nullptr ? std::string_view(last->answer) : "");
     TurnReport& t = book.at(idx);
     t.outcome = TurnOutcome::kAnswered;
     t.tier = TurnTier::kSocial;
   }
-  dialogue.asked_anything_else = AsksAnythingElse(res.call, reply);
+  dialogue = StateAfterReply(res.call, reply, TurnTier::kSocial);
+  // "Hold on, let me find my card": the caller is away for a while, not gone.
+  if (act == DialogueAct::kHold) holding = true;
   metrics.CountSocial(DialogueActName(act));
   SpeakPrompt(idx, std::move(token), reply, AfterSpeech::kNone, "");
+}
+
+const TurnReport* CallSession::Core::LastReplyLocked(int idx) {
+  for (int i = idx - 1; i >= 0; --i) {
+    const TurnReport& t = book.at(i);
+    if (!t.answer.empty()) return &t;
+  }
+  return nullptr;
 }
 
 bool CallSession::Core::CheckTimeLimit(int64_t now) {
@@ -315,8 +332,9 @@ void CallSession::Core::CheckTimers() {
     quiet = QuietLocked(now) && action == AfterSpeech::kNone && dtmf.empty();
   }
   silence_ms = quiet ? silence_ms + audio::kFrameMs : 0;
-  if (silence_ms >= res.call.reprompt_after_ms) {
+  if (silence_ms >= (holding ? res.call.hold_reprompt_after_ms : res.call.reprompt_after_ms)) {
     silence_ms = 0;
+    holding = false;
     TurnReport r;
     std::shared_ptr<CancelToken> token;
     if (reprompts >= res.call.reprompt_max) {
@@ -482,11 +500,13 @@ void CallSession::Core::SpeakAnswer(int idx, const std::shared_ptr<CancelToken>&
   // An unanswerable question is first met with a request to rephrase; only repeated misses
   // go to a human. When a tier failed (the model's server, an account tool), the failure is ours:
   // the caller hears error_text instead, and a repeated failure goes to a human the same way.
-  const bool rephrase =
-      result->fallback && !result->streamed && misses < res.call.fallback_retries;
+  const MissReply miss = result->fallback
+                             ? ReplyToMiss(res.call, misses, result->degraded, result->streamed)
+                             : MissReply{};
   misses = result->fallback ? misses + 1 : 0;
-  if (rephrase) result->text = result->degraded ? res.call.error_text : res.call.rephrase_text;
-  const bool transfer = (result->fallback && !rephrase) || result->transfer;
+  if (miss.text != nullptr) result->text = *miss.text;
+  const bool rephrase = miss.rephrase;
+  const bool transfer = miss.transfer || result->transfer;
   {
     std::lock_guard lock(mu);
     TurnReport& t = book.at(idx);

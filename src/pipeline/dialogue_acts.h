@@ -1,8 +1,10 @@
 // Dialogue acts: what a caller's turn does to the conversation rather than what it asks about.
 // "Thanks, bye" ends the call; "can I talk to a person" asks for one; "sorry, say that again"
-// wants the last reply once more; "thank you" and "hello, are you there?" are not questions for
-// the answer tiers (which would give them the rephrase request, or a wrong article), and "are you
-// a real person?" deserves an honest reply.
+// wants the last reply once more; "thank you", "hello, are you there?", "I have a question",
+// "hold on, let me find it", "what can you help me with?" and an "okay" after an answer are not
+// questions for the answer tiers (which would give them the rephrase request, or a wrong
+// article, and count them toward a transfer), and "are you a real person?" deserves an honest
+// reply.
 //
 // The reading is built to fail safe. A turn is an act only when every one of its words fits the
 // act: its key phrase ("bye", "agent", "repeat") plus words of courtesy and of the act's own
@@ -14,8 +16,10 @@
 // guarded by negation ("don't", "not", "never" before the phrase), a leading question word, and
 // compound nouns ("travel agent", "human resources").
 //
-// English rules; a turn with letters outside ASCII (a Mandarin line's turns) keeps the phrase
-// matching of MatchesPhrase alone. Input is PhraseText: lower-case words, one space apart.
+// English rules for turns in ASCII; a turn with letters outside it is read by Mandarin rules of
+// the same kind (the whole turn cut into the act's pieces and words of courtesy), with goodbyes
+// and agent requests by the configured phrases alone (MatchesPhrase). Input is PhraseText:
+// lower-case words, one space apart (a Mandarin clause is one word).
 #pragma once
 
 #include <cstdint>
@@ -33,6 +37,10 @@ enum class DialogueAct : uint8_t {
   kRepeat,        // "sorry, say that again": the last reply once more
   kThanks,        // "thank you so much": you're welcome, anything else?
   kHello,         // "hello? are you there?": yes, how can I help?
+  kGoAhead,       // "I have a question", or "yes" to "anything else?": go ahead
+  kHold,          // "hold on, let me find my card", or only "um": take your time
+  kCapabilities,  // "what can you help me with?": what this line is for
+  kAcknowledge,   // "okay, got it" after an answer: anything else?
 };
 std::string_view DialogueActName(DialogueAct act);
 
@@ -41,6 +49,11 @@ struct DialogueState {
   // The session's last words asked whether there is anything else (call.thanks_text): a bare
   // "no", "nope, that's it" or "I'm good" now ends the call.
   bool asked_anything_else = false;
+  // The line's last words answered a question and asked nothing back (an answer tier's reply
+  // with no question mark): a bare "okay" or "got it" acknowledges it. After a question ("did you
+  // mean your card?", "would you like the steps?") the same words are a reply to it, for the
+  // answer tiers.
+  bool after_statement = false;
 };
 
 // The act of one turn. `phrase` is PhraseText of the final (or a stable partial) transcript.
@@ -48,8 +61,7 @@ DialogueAct ReadDialogueAct(const CallConfig& call, std::string_view phrase,
                             const DialogueState& state = {});
 
 // True for the acts the session answers without the answer tiers when call.social_replies is on
-// (thanks, hello, repeat, are-you-a-machine); goodbye and agent requests are always the
-// session's own.
+// (all but kNone, goodbye and agent requests, which are always the session's own).
 bool IsSocialAct(DialogueAct act);
 
 }  // namespace hotline::pipeline

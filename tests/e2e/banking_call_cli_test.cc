@@ -86,5 +86,20 @@ TEST(BankingChat, SocialTurnsAreTheLinesOwnAndANoEndsTheExchange) {
   EXPECT_EQ(r.out.find("top up my card"), std::string::npos) << r.out;
 }
 
+// A "yes" to "anything else?", "what can you help me with?" and "hold on" are the line's own
+// (its banking help text from config/banking.yaml); an "okay" after an answer asks for more.
+TEST(BankingChat, TurnsThatHoldTheFloorAreTheLinesOwn) {
+  CommandResult r = RunHotline(
+      "chat --domain banking --no-audio 'thanks' 'yes' 'what can you help me with' "
+      "'hold on, let me find my card' 'how do I top up my card' 'okay, got it'");
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.out.find("social (go_ahead)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("I can help with your cards"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("social (hold)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("social (acknowledge)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("tier:    fallback"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("goes to an agent"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace hotline::e2e

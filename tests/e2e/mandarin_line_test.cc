@@ -104,5 +104,20 @@ TEST(MandarinLine, TypedTurnsGoThroughTheWholeChainAndAreSpoken) {
   std::filesystem::remove_all(out);
 }
 
+// The Mandarin line's own replies: a thank-you is welcomed with its "anything else?" in Mandarin,
+// "say that again" repeats it, and a "no" to it ends the call.
+TEST(MandarinLine, ThanksAndNoMoreEndTheCallInMandarin) {
+  CommandResult r = RunHotline(
+      "chat --domain telecom_zh --no-audio 谢谢你 你说什么 没有了，谢谢 我想查询上月话费账单");
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  const std::string thanks = "不客气，请问还有其他可以帮您的吗？";
+  const size_t first = r.out.find(thanks);
+  ASSERT_NE(first, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(thanks, first + 1), std::string::npos) << r.out;  // said again
+  EXPECT_NE(r.out.find("social (repeat)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("感谢您的来电，再见！"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("我想查询上月话费账单"), std::string::npos) << r.out;  // not read
+}
+
 }  // namespace
 }  // namespace hotline::e2e
