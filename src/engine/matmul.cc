@@ -33,9 +33,10 @@ const KernelTable* TableFor(KernelIsa isa) {
   return nullptr;
 }
 
-bool IsaAvailable(KernelIsa isa) {
+// The CPU is asked first: building a path's table runs code compiled for that path (its static
+// initializer may use the path's own registers), so a table is only touched where it can run.
+bool CpuRuns(KernelIsa isa) {
   const CpuFeatures& f = GetCpuFeatures();
-  if (TableFor(isa) == nullptr) return false;
   switch (isa) {
     case KernelIsa::kScalar: return true;
     case KernelIsa::kAvx2: return f.avx2 && f.fma && f.f16c;
@@ -44,6 +45,8 @@ bool IsaAvailable(KernelIsa isa) {
   }
   return false;
 }
+
+bool IsaAvailable(KernelIsa isa) { return CpuRuns(isa) && TableFor(isa) != nullptr; }
 
 void FillNaN(float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::numeric_limits<float>::quiet_NaN();
@@ -327,7 +330,7 @@ void AlignedBytesDeleter::operator()(uint8_t* p) const {
 }
 
 bool KernelIsaUsesPackedWeights(KernelIsa isa) {
-  const KernelTable* table = TableFor(isa);
+  const KernelTable* table = IsaAvailable(isa) ? TableFor(isa) : nullptr;
   if (table == nullptr) return false;
   for (matmul_internal::PackedTileFn f : table->packed_tile) {
     if (f != nullptr) return true;

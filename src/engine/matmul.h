@@ -122,7 +122,8 @@ struct AlignedBytesDeleter {
 // 64-byte aligned bytes owned by the caller of PackWeights.
 using PackedBytes = std::unique_ptr<uint8_t[], AlignedBytesDeleter>;
 
-// True when `isa` reads packed weights (then the model should pack its matrices at load).
+// True when `isa` runs on this CPU and reads packed weights (then the model should pack its
+// matrices at load).
 bool KernelIsaUsesPackedWeights(KernelIsa isa);
 
 // Bytes of the packed copy of `w`; 0 when its type has no packed layout (only Q4_0 and Q8_0
