@@ -1,9 +1,11 @@
-// `hotline kb bitext [--in customer_support.csv] [--out FILE.csv]`: derives the demo knowledge
-// base (voice-length answers and templates) from the Bitext customer-support corpus.
+// `hotline kb bitext [--in customer_support.csv] [--out FILE.csv] [--clinc data_full.json]`:
+// derives the demo knowledge base (voice-length answers and templates) from the Bitext
+// customer-support corpus, with everyday example questions from CLINC150's train split.
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "answer/eval/eval_data.h"
 #include "answer/kb/kb_bitext.h"
 #include "app/cli.h"
 
@@ -12,12 +14,16 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: hotline kb bitext --in customer_support.csv [--out FILE.csv] [--per-intent N]\n"
+    "                         [--clinc data_full.json]\n"
     "  Derives voice-length knowledge-base articles (1-2 sentences, {slot} templates, example\n"
     "  questions) from the Bitext customer-support corpus (CDLA-Sharing-1.0) and writes them as\n"
-    "  a CSV for `hotline kb import` (to stdout without --out).\n";
+    "  a CSV for `hotline kb import` (to stdout without --out). --clinc adds example questions\n"
+    "  from CLINC150's train split (CC BY 3.0) to the Bitext intents they ask about\n"
+    "  (order_status -> track_order: \"where's my package\"); its val and test splits stay\n"
+    "  unseen.\n";
 
 int RunKbBitext(std::span<const std::string> argv) {
-  auto args = Args::Parse(argv, {"--in", "--out", "--per-intent"});
+  auto args = Args::Parse(argv, {"--in", "--out", "--per-intent", "--clinc"});
   if (!args.ok()) return UsageError(args.status().message(), kUsage);
   if (args->Has("--help")) {
     std::cout << kUsage;
@@ -25,6 +31,7 @@ int RunKbBitext(std::span<const std::string> argv) {
   }
   const auto in = args->Get("--in");
   const auto out = args->Get("--out");
+  const auto clinc = args->Get("--clinc");
   auto per_intent = args->GetInt("--per-intent", 2, 1, 20);
   if (!per_intent.ok()) return UsageError(per_intent.status().message(), kUsage);
   if (Status s = args->Finish(); !s.ok()) return UsageError(s.message(), kUsage);
@@ -35,6 +42,16 @@ int RunKbBitext(std::span<const std::string> argv) {
   text << f.rdbuf();
   answer::BitextDeriveOptions options;
   options.articles_per_intent = static_cast<int>(*per_intent);
+  if (clinc) {
+    auto train = answer::LoadLabelledTexts(*clinc, "train");
+    if (!train.ok()) return Fail(train.status().WithContext(*clinc));
+    for (const answer::LabelledText& q : *train) {
+      const auto& intents = answer::ClincIntentsForBitext();
+      if (auto it = intents.find(q.label); it != intents.end()) {
+        options.extra_questions[it->second].push_back(q.text);
+      }
+    }
+  }
   auto articles = answer::DeriveBitextArticles(text.str(), options);
   if (!articles.ok()) return Fail(articles.status().WithContext(*in));
   const std::string csv = answer::ArticlesToCsv(*articles);

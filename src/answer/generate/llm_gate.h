@@ -48,7 +48,7 @@ struct LlmGateConfig {
   // probability over many intents. Higher = fewer out-of-scope answers and fewer in-scope
   // questions reach the model. 0 = off. The default separates Bitext questions from CLINC150's
   // out-of-scope ones best on the demo knowledge base (`hotline eval gate`).
-  double min_intent_top_two = 0.36;
+  double min_intent_top_two = 0.395;
 
   template <class V>
   void Visit(V& v) {

@@ -519,6 +519,29 @@ void AddArticles(const std::string& intent, const IntentData& d, std::vector<std
     return x.size() != y.size() ? x.size() < y.size() : x < y;
   });
   qs.erase(std::unique(qs.begin(), qs.end()), qs.end());
+  std::vector<std::string> extra;
+  if (auto it = options.extra_questions.find(intent); it != options.extra_questions.end()) {
+    for (const std::string& q : it->second) {
+      // One question per list entry: the separator and line breaks become spaces.
+      std::string clean(Trim(q));
+      std::replace_if(
+          clean.begin(), clean.end(), [](char c) { return c == '|' || c == '\n' || c == '\r'; },
+          ' ');
+      if (!clean.empty() && std::find(qs.begin(), qs.end(), clean) == qs.end()) {
+        extra.push_back(std::move(clean));
+      }
+    }
+  }
+  // Article `made` (1-based) takes `want` of `list`, evenly spaced: article k its own slice.
+  auto take = [&](const std::vector<std::string>& list, int want, int made, std::string& out) {
+    for (int i = 0; i < want && !list.empty(); ++i) {
+      const size_t idx =
+          (static_cast<size_t>(i * options.articles_per_intent + made - 1) * list.size()) /
+          static_cast<size_t>(want * options.articles_per_intent);
+      if (!out.empty()) out += "|";
+      out += std::string(Trim(list[std::min(idx, list.size() - 1)]));
+    }
+  };
   int made = 0;
   for (std::string& body : bodies) {
     ++made;
@@ -527,13 +550,15 @@ void AddArticles(const std::string& intent, const IntentData& d, std::vector<std
     a.title = Humanize(intent);
     a.intent = intent;
     a.body = std::move(body);
-    const int want = options.questions_per_article;
-    for (int i = 0; i < want && !qs.empty(); ++i) {
-      const size_t idx =
-          (static_cast<size_t>(i * options.articles_per_intent + made - 1) * qs.size()) /
-          static_cast<size_t>(want * options.articles_per_intent);
+    take(qs, options.questions_per_article, made, a.questions);
+    // Extra questions: every articles_per_intent-th one, from the article's own offset, so that
+    // no two articles share one; up to extra_questions_per_article each.
+    int taken = 0;
+    for (size_t j = static_cast<size_t>(made - 1);
+         j < extra.size() && taken < options.extra_questions_per_article;
+         j += static_cast<size_t>(std::max(1, options.articles_per_intent)), ++taken) {
       if (!a.questions.empty()) a.questions += "|";
-      a.questions += std::string(Trim(qs[std::min(idx, qs.size() - 1)]));
+      a.questions += extra[j];
     }
     articles.push_back(std::move(a));
   }
@@ -550,6 +575,11 @@ Result<std::vector<Article>> DeriveBitextArticles(std::string_view csv_text,
     AddArticles(intent, d, ChooseBodies(intent, candidates, options), options, articles);
   }
   return articles;
+}
+
+const std::map<std::string, std::string>& ClincIntentsForBitext() {
+  static const std::map<std::string, std::string> m = {{"order_status", "track_order"}};
+  return m;
 }
 
 std::string ArticlesToCsv(const std::vector<Article>& articles) {

@@ -21,12 +21,14 @@
 //     loaded; anonymized values become "your order number"; screen and button names stay as
 //     written ("Order History");
 //   - a handful of the intent's utterances (without entity values) become the article's example
-//     questions, which the full-text index and the intent classifier use.
+//     questions, which the full-text index and the intent classifier use; questions from other
+//     sources may join them (BitextDeriveOptions::extra_questions).
 // The derivation is deterministic: the same corpus always gives the same articles.
 //
 // Thread-safety: pure functions.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,11 +42,22 @@ struct BitextDeriveOptions {
   int articles_per_intent = 2;
   int max_answer_chars = 240;
   int questions_per_article = 20;
+  // Example questions from other sources, by Bitext intent ("track_order" -> "where's my
+  // package"). The corpus's own utterances for some intents all name an order number ("where do
+  // I see purchase 732201349959 status?"), and none says it the everyday way. Each article of the
+  // intent takes up to `extra_questions_per_article` of them after its own: article k of n every
+  // n-th one from the k-th, so that no two share one.
+  std::map<std::string, std::vector<std::string>> extra_questions;
+  int extra_questions_per_article = 10;
 };
 
 // `csv_text` is customer_support.csv (columns instruction, intent, entity_value, response, ...).
 Result<std::vector<Article>> DeriveBitextArticles(std::string_view csv_text,
                                                   const BitextDeriveOptions& options = {});
+
+// The CLINC150 intents that ask what a Bitext intent answers (order_status -> track_order):
+// `hotline kb bitext --clinc` adds their train questions as BitextDeriveOptions::extra_questions.
+const std::map<std::string, std::string>& ClincIntentsForBitext();
 
 // Writes articles as a knowledge-base CSV (id,title,intent,body,template,questions).
 std::string ArticlesToCsv(const std::vector<Article>& articles);

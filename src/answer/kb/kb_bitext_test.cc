@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "answer/eval/eval_data.h"
 #include "answer/generate/postprocess.h"
 #include "answer/kb/kb_lint.h"
 #include "common/build_paths.h"
@@ -63,7 +64,18 @@ TEST(KbBitext, ShippedDemoKnowledgeBaseIsReproducible) {
   const std::string corpus =
       ReadFile(std::string(HOTLINE_SHARED_DATA_DIR) + "/support/bitext/customer_support.csv");
   if (corpus.empty()) GTEST_SKIP() << "Bitext corpus not found under HOTLINE_SHARED_DATA_DIR";
-  auto articles = DeriveBitextArticles(corpus);
+  const std::string clinc =
+      std::string(HOTLINE_SHARED_DATA_DIR) + "/intent/clinc150/data_full.json";
+  if (ReadFile(clinc).empty()) GTEST_SKIP() << "CLINC150 not found under HOTLINE_SHARED_DATA_DIR";
+  auto train = LoadLabelledTexts(clinc, "train");
+  ASSERT_TRUE(train.ok()) << train.status();
+  BitextDeriveOptions options;
+  for (const LabelledText& q : *train) {
+    if (auto it = ClincIntentsForBitext().find(q.label); it != ClincIntentsForBitext().end()) {
+      options.extra_questions[it->second].push_back(q.text);
+    }
+  }
+  auto articles = DeriveBitextArticles(corpus, options);
   ASSERT_TRUE(articles.ok()) << articles.status();
   std::set<std::string> intents;
   for (const auto& a : *articles) {
@@ -77,7 +89,36 @@ TEST(KbBitext, ShippedDemoKnowledgeBaseIsReproducible) {
   EXPECT_EQ(ArticlesToCsv(*articles),
             ReadFile(std::string(HOTLINE_SOURCE_DIR) + "/assets/kb/bitext_kb.csv"))
       << "regenerate with: hotline kb bitext --in " << HOTLINE_SHARED_DATA_DIR
-      << "/support/bitext/customer_support.csv --out assets/kb/bitext_kb.csv";
+      << "/support/bitext/customer_support.csv --clinc " << clinc
+      << " --out assets/kb/bitext_kb.csv";
+}
+
+// Questions from another source join an intent's own, each article its own slice, none twice;
+// a separator inside one cannot split it.
+TEST(KbBitext, ExtraQuestionsJoinTheirIntentsArticles) {
+  const std::string csv =
+      "instruction,intent,entity_value,response\n"
+      "track order 123,track_order,123,\"To track your order, open the {{Order Tracking}} page "
+      "on {{Website Name}}.\"\n"
+      "where do i see the status,track_order,,\"To track your order, log in to {{Website Name}} "
+      "and open {{Order History}}.\"\n";
+  BitextDeriveOptions options;
+  options.extra_questions["track_order"] = {"where's my package", "did my order ship",
+                                            "has it | arrived", "where do i see the status"};
+  options.extra_questions["no_such_intent"] = {"ignored"};
+  auto articles = DeriveBitextArticles(csv, options);
+  ASSERT_TRUE(articles.ok()) << articles.status();
+  ASSERT_EQ(articles->size(), 2u);
+  std::multiset<std::string> extra;
+  for (const Article& a : *articles) {
+    std::stringstream in(a.questions);
+    for (std::string q; std::getline(in, q, '|');) {
+      if (q != "track order" && q != "where do i see the status") extra.insert(q);
+    }
+  }
+  // Three new ones (the fourth is the corpus's own), each once; "has it | arrived" whole.
+  EXPECT_EQ(extra, (std::multiset<std::string>{"where's my package", "did my order ship",
+                                               "has it   arrived"}));
 }
 
 }  // namespace
