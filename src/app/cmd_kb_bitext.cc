@@ -45,12 +45,7 @@ int RunKbBitext(std::span<const std::string> argv) {
   if (clinc) {
     auto train = answer::LoadLabelledTexts(*clinc, "train");
     if (!train.ok()) return Fail(train.status().WithContext(*clinc));
-    for (const answer::LabelledText& q : *train) {
-      const auto& intents = answer::ClincIntentsForBitext();
-      if (auto it = intents.find(q.label); it != intents.end()) {
-        options.extra_questions[it->second].push_back(q.text);
-      }
-    }
+    for (const answer::LabelledText& q : *train) answer::AddClincQuestion(q.label, q.text, options);
   }
   auto articles = answer::DeriveBitextArticles(text.str(), options);
   if (!articles.ok()) return Fail(articles.status().WithContext(*in));

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "answer/generate/postprocess.h"
 #include "answer/kb/kb_company.h"
@@ -527,21 +528,12 @@ void AddArticles(const std::string& intent, const IntentData& d, std::vector<std
       std::replace_if(
           clean.begin(), clean.end(), [](char c) { return c == '|' || c == '\n' || c == '\r'; },
           ' ');
-      if (!clean.empty() && std::find(qs.begin(), qs.end(), clean) == qs.end()) {
+      if (!clean.empty() && std::find(qs.begin(), qs.end(), clean) == qs.end() &&
+          std::find(extra.begin(), extra.end(), clean) == extra.end()) {
         extra.push_back(std::move(clean));
       }
     }
   }
-  // Article `made` (1-based) takes `want` of `list`, evenly spaced: article k its own slice.
-  auto take = [&](const std::vector<std::string>& list, int want, int made, std::string& out) {
-    for (int i = 0; i < want && !list.empty(); ++i) {
-      const size_t idx =
-          (static_cast<size_t>(i * options.articles_per_intent + made - 1) * list.size()) /
-          static_cast<size_t>(want * options.articles_per_intent);
-      if (!out.empty()) out += "|";
-      out += std::string(Trim(list[std::min(idx, list.size() - 1)]));
-    }
-  };
   int made = 0;
   for (std::string& body : bodies) {
     ++made;
@@ -550,7 +542,14 @@ void AddArticles(const std::string& intent, const IntentData& d, std::vector<std
     a.title = Humanize(intent);
     a.intent = intent;
     a.body = std::move(body);
-    take(qs, options.questions_per_article, made, a.questions);
+    const int want = options.questions_per_article;
+    for (int i = 0; i < want && !qs.empty(); ++i) {
+      const size_t idx =
+          (static_cast<size_t>(i * options.articles_per_intent + made - 1) * qs.size()) /
+          static_cast<size_t>(want * options.articles_per_intent);
+      if (!a.questions.empty()) a.questions += "|";
+      a.questions += std::string(Trim(qs[std::min(idx, qs.size() - 1)]));
+    }
     // Extra questions: every articles_per_intent-th one, from the article's own offset, so that
     // no two articles share one; up to extra_questions_per_article each.
     int taken = 0;
@@ -577,9 +576,18 @@ Result<std::vector<Article>> DeriveBitextArticles(std::string_view csv_text,
   return articles;
 }
 
-const std::map<std::string, std::string>& ClincIntentsForBitext() {
-  static const std::map<std::string, std::string> m = {{"order_status", "track_order"}};
-  return m;
+bool AddClincQuestion(std::string_view clinc_intent, std::string_view question,
+                      BitextDeriveOptions& options) {
+  // CLINC150 intent -> the Bitext intent whose articles answer it.
+  static constexpr std::pair<std::string_view, std::string_view> kAsks[] = {
+      {"order_status", "track_order"}};
+  for (const auto& [clinc, bitext] : kAsks) {
+    if (clinc == clinc_intent) {
+      options.extra_questions[std::string(bitext)].emplace_back(question);
+      return true;
+    }
+  }
+  return false;
 }
 
 std::string ArticlesToCsv(const std::vector<Article>& articles) {

@@ -55,9 +55,11 @@ struct BitextDeriveOptions {
 Result<std::vector<Article>> DeriveBitextArticles(std::string_view csv_text,
                                                   const BitextDeriveOptions& options = {});
 
-// The CLINC150 intents that ask what a Bitext intent answers (order_status -> track_order):
-// `hotline kb bitext --clinc` adds their train questions as BitextDeriveOptions::extra_questions.
-const std::map<std::string, std::string>& ClincIntentsForBitext();
+// Adds a CLINC150 question to `options.extra_questions` when its intent asks what a Bitext
+// intent answers (order_status -> track_order); returns whether it did. `hotline kb bitext
+// --clinc` passes CLINC150's train split through it.
+bool AddClincQuestion(std::string_view clinc_intent, std::string_view question,
+                      BitextDeriveOptions& options);
 
 // Writes articles as a knowledge-base CSV (id,title,intent,body,template,questions).
 std::string ArticlesToCsv(const std::vector<Article>& articles);

@@ -70,11 +70,7 @@ TEST(KbBitext, ShippedDemoKnowledgeBaseIsReproducible) {
   auto train = LoadLabelledTexts(clinc, "train");
   ASSERT_TRUE(train.ok()) << train.status();
   BitextDeriveOptions options;
-  for (const LabelledText& q : *train) {
-    if (auto it = ClincIntentsForBitext().find(q.label); it != ClincIntentsForBitext().end()) {
-      options.extra_questions[it->second].push_back(q.text);
-    }
-  }
+  for (const LabelledText& q : *train) AddClincQuestion(q.label, q.text, options);
   auto articles = DeriveBitextArticles(corpus, options);
   ASSERT_TRUE(articles.ok()) << articles.status();
   std::set<std::string> intents;
@@ -93,8 +89,8 @@ TEST(KbBitext, ShippedDemoKnowledgeBaseIsReproducible) {
       << " --out assets/kb/bitext_kb.csv";
 }
 
-// Questions from another source join an intent's own, each article its own slice, none twice;
-// a separator inside one cannot split it.
+// CLINC150 questions join the Bitext intent they ask about, each article its own slice, none
+// twice; a separator inside one cannot split it; other CLINC150 intents are not taken.
 TEST(KbBitext, ExtraQuestionsJoinTheirIntentsArticles) {
   const std::string csv =
       "instruction,intent,entity_value,response\n"
@@ -103,8 +99,11 @@ TEST(KbBitext, ExtraQuestionsJoinTheirIntentsArticles) {
       "where do i see the status,track_order,,\"To track your order, log in to {{Website Name}} "
       "and open {{Order History}}.\"\n";
   BitextDeriveOptions options;
-  options.extra_questions["track_order"] = {"where's my package", "did my order ship",
-                                            "has it | arrived", "where do i see the status"};
+  for (const char* q : {"where's my package", "did my order ship", "has it | arrived",
+                        "where do i see the status", "did my order ship"}) {
+    EXPECT_TRUE(AddClincQuestion("order_status", q, options));
+  }
+  EXPECT_FALSE(AddClincQuestion("weather", "is it raining", options));
   options.extra_questions["no_such_intent"] = {"ignored"};
   auto articles = DeriveBitextArticles(csv, options);
   ASSERT_TRUE(articles.ok()) << articles.status();
@@ -116,7 +115,8 @@ TEST(KbBitext, ExtraQuestionsJoinTheirIntentsArticles) {
       if (q != "track order" && q != "where do i see the status") extra.insert(q);
     }
   }
-  // Three new ones (the fourth is the corpus's own), each once; "has it | arrived" whole.
+  // Three new ones (the fourth is the corpus's own, the fifth a repeat), each once; "has it |
+  // arrived" whole.
   EXPECT_EQ(extra, (std::multiset<std::string>{"where's my package", "did my order ship",
                                                "has it   arrived"}));
 }
