@@ -4,8 +4,11 @@
 // Property: a configuration that loads dumps to YAML that loads back to the same configuration.
 // The dump read back is the changed-keys one (`config show --changed`): every value the input
 // set goes through the same writer as in the full dump, and reading back a few keys instead of
-// all ~380 keeps the target fast. The two configurations are compared through their full dumps.
-// The redacted dump (the admin API's) is written too.
+// all ~380 keeps the target fast. The two configurations are compared through their changed-keys
+// dumps: a key is written there exactly when its written value differs from the default's, so two
+// configurations have the same changed-keys dump exactly when their full dumps are equal, and the
+// comparison skips writing all ~380 keys twice. Every key is written once, by the redacted dump
+// (the admin API's): the full dump's writer with secrets and URL passwords hidden.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -50,11 +53,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static MemFile file;
   auto cfg = hotline::LoadHotlineConfig(file.Write(data, size), {});
   if (!cfg.ok()) return 0;
-  const std::string full = hotline::DumpConfigYaml(*cfg);
   (void)hotline::RedactedConfigYaml(*cfg);
   const std::string changed = hotline::DumpConfigYaml(*cfg, {.only_changed = true});
   auto again = hotline::LoadHotlineConfig(file.Write(changed.data(), changed.size()), {});
   HOTLINE_FUZZ_CHECK(again.ok());
-  HOTLINE_FUZZ_CHECK(hotline::DumpConfigYaml(*again) == full);
+  HOTLINE_FUZZ_CHECK(hotline::DumpConfigYaml(*again, {.only_changed = true}) == changed);
   return 0;
 }
