@@ -16,11 +16,6 @@
 #include "pipeline/call_session_core.h"
 
 namespace hotline::pipeline {
-namespace {
-
-constexpr size_t kMaxDtmfDigits = 32;
-
-}  // namespace
 
 std::string CallSession::Core::Redacted(std::string_view text) {
   if (text.empty()) return {};
@@ -232,12 +227,7 @@ Status CallSession::PushDtmf(char digit) {
       core->SubmitDtmf();
       return;
     }
-    if (digit == '*') {  // start over
-      core->dtmf.clear();
-      return;
-    }
-    if (core->dtmf.size() < kMaxDtmfDigits) core->dtmf.push_back(digit);
-    core->dtmf_last_ms = core->stream_ms.load();
+    core->keypad.Press(digit, core->stream_ms.load());  // '*' starts over
   });
 }
 
@@ -255,7 +245,7 @@ void CallSession::Hangup() {
   core_->ended.store(true);
   std::lock_guard lock(core_->mu);
   core_->book.CancelActive();
-  core_->answer_pending = false;
+  core_->answer_in_flight.Drop();
 }
 
 bool CallSession::ended() const { return core_->ended.load(); }
@@ -264,7 +254,7 @@ bool CallSession::idle() const {
   const Core& c = *core_;
   if (c.in_utterance.load() || c.agent_busy.load() > 0 || c.listen.pending() > 0) return false;
   std::lock_guard lock(c.mu);
-  return !c.PlayingLocked(c.stream_ms.load()) && c.action == AfterSpeech::kNone;
+  return !c.PlayingLocked(c.stream_ms.load()) && !c.pending_end.armed();
 }
 
 size_t CallSession::queued_audio() const { return core_->listen.pending(); }

@@ -13,8 +13,9 @@
 //   answer strand  — CallerSession and history;
 //   speak strand   — the Speaker (synthesizer, output resampler and buffers);
 //   `mu`           — the TurnBook (turns, the active turn and its cancel token, the hold of a
-//                    speculative turn), the playout (timeline, pause, marks), pending
-//                    hang-up/transfer; sink calls that must not interleave with Clear().
+//                    speculative turn), the answer in flight, the playout (timeline, pause,
+//                    marks), the pending hang-up/transfer (pipeline/turn_control.h); sink calls
+//                    that must not interleave with Clear().
 #pragma once
 
 #include <atomic>
@@ -33,10 +34,9 @@
 #include "pipeline/playout.h"
 #include "pipeline/speaker.h"
 #include "pipeline/turn_book.h"
+#include "pipeline/turn_control.h"
 
 namespace hotline::pipeline {
-
-enum class AfterSpeech { kNone, kHangup, kTransfer };
 
 struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   Core(const CallResources& r, CallInfo i, std::shared_ptr<CallSink> s)
@@ -49,6 +49,7 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
         listen(*r.pool),
         answerer(r.answer_pool != nullptr ? *r.answer_pool : *r.pool),
         speak(*r.pool),
+        silence(r.call.reprompt_after_ms, r.call.hold_reprompt_after_ms, r.call.reprompt_max),
         playout(*sink),
         caller(info.caller_id) {}
 
@@ -75,13 +76,9 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // ---- listen strand ----
   std::unique_ptr<Listener> listener;
   std::vector<Listener::Event> heard;  // the events of the frame being handled
-  int silence_ms = 0;
-  int reprompts = 0;
-  // The caller asked to hold: the next re-prompt waits call.hold_reprompt_after_ms.
-  bool holding = false;
-  bool time_limit_said = false;  // info.max_call_ms reached and its goodbye begun
-  std::string dtmf;
-  int64_t dtmf_last_ms = -1;
+  SilenceTimer silence;                // re-prompts (hold_reprompt_after_ms after a hold)
+  bool time_limit_said = false;        // info.max_call_ms reached and its goodbye begun
+  KeypadEntry keypad;                  // the digits being typed
   std::string last_peeked;  // phrase of the last partial looked up ahead
   // Where the conversation stands: the last reply asked "anything else?" (a turn heard as nothing
   // keeps it open). after_statement is read from the book when a turn is answered.
@@ -114,17 +111,11 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // The turns, the active one and its cancel token; a speculative turn is held (not reported)
   // until its final transcript is known.
   TurnBook book;
-  bool answer_pending = false;
-  int answer_turn = -1;
-  MonoTime answer_started{};
-  // The model's scheduling hints of the answer of `answer_turn`: moved by the speak strand as
-  // that turn's audio is sent (urgent until its first sentence plays).
-  std::shared_ptr<llm::GenerationSchedule> answer_schedule;
-  MonoTime answer_paced_at{};  // when the answer started, then when its last sentence was sent
-  AfterSpeech action = AfterSpeech::kNone;
-  std::string action_reason;
-  bool action_armed = false;
-  int64_t action_at_ms = 0;
+  // The answer being prepared, and the pacing of its model request: moved by the speak strand
+  // as that turn's audio is sent (urgent until its first sentence plays).
+  AnswerInFlight answer_in_flight;
+  // A hang-up or transfer waiting for the agent's last words to play.
+  PendingEnd pending_end;
   // The agent's audio at the transport: what plays when, the pause of a probable barge-in (the
   // unplayed audio held, sent again if it is not confirmed), the turn-end marks.
   Playout playout;

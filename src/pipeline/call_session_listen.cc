@@ -52,7 +52,7 @@ void CallSession::Core::OnHeard(const Listener::Event& e) {
       break;
     case Listener::EventKind::kSpeechStart:
       in_utterance.store(true);
-      silence_ms = 0;
+      silence.Heard();
       last_peeked.clear();
       {
         std::lock_guard lock(mu);
@@ -98,7 +98,7 @@ void CallSession::Core::ResumeOutput() {
       return;
     }
     playout.Resume(now);
-    if (action != AfterSpeech::kNone && action_armed) action_at_ms = playout.StartOfNext(now);
+    pending_end.Postpone(playout.StartOfNext(now));
   }
   metrics.barge_in_resumes.Increment();
   HLOG_DEBUG("call {}: playback resumed, the barge-in was not confirmed", info.call_id);
@@ -131,9 +131,8 @@ void CallSession::Core::BargeIn() {
       book.at(idx).ledger.barge_in = NowMs();
       book.at(idx).outcome = TurnOutcome::kBargeIn;
     }
-    if (answer_turn == idx) answer_pending = false;
-    action = AfterSpeech::kNone;  // an interrupted goodbye does not hang up
-    action_armed = false;
+    answer_in_flight.Done(idx);
+    pending_end.Cancel();  // an interrupted goodbye does not hang up
   }
   metrics.barge_ins.Increment();
   HLOG_DEBUG("call {}: barge-in on turn {}", info.call_id, idx);

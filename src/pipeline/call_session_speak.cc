@@ -9,21 +9,18 @@ namespace hotline::pipeline {
 
 void CallSession::Core::PaceModel(int idx) {
   const MonoTime now = clock->Now();
-  std::shared_ptr<llm::GenerationSchedule> schedule;
+  std::optional<AnswerInFlight::Pace> pace;
   int64_t ahead_ms = 0;
-  MonoTime previous;
   {
     std::lock_guard lock(mu);
-    if (idx < 0 || idx != answer_turn || answer_schedule == nullptr) return;
-    schedule = answer_schedule;
+    pace = answer_in_flight.Paced(idx, now);
+    if (!pace) return;
     ahead_ms = std::max<int64_t>(0, playout.end_ms() - stream_ms.load());
-    previous = answer_paced_at;
-    answer_paced_at = now;
   }
   // The next sentence is due when the queued audio ends, less the time the last one took to
   // arrive (generation and synthesis on this machine now), so it is ready before the silence.
-  const MonoTime::duration lead = now - previous;
-  schedule->Playing(now + std::chrono::milliseconds(ahead_ms) - lead, now);
+  const MonoTime::duration lead = now - pace->previous;
+  pace->schedule->Playing(now + std::chrono::milliseconds(ahead_ms) - lead, now);
 }
 
 void CallSession::Core::Stamp(int idx, double TurnLedger::*field) {
@@ -97,12 +94,8 @@ void CallSession::Core::RunSpeak(int idx, const std::shared_ptr<CancelToken>& to
     std::lock_guard lock(mu);
     if (!token->cancelled() && !closed.load()) {
       playout.Mark("turn-" + std::to_string(idx));  // after held audio, if a pause holds any
-      if (after != AfterSpeech::kNone) {
-        action = after;
-        action_reason = reason;
-        action_armed = true;
-        action_at_ms = playout.StartOfNext(stream_ms.load());
-      }
+      if (after != AfterSpeech::kNone)
+        pending_end.Arm(after, reason, playout.StartOfNext(stream_ms.load()));
     }
   }
   Stamp(idx, &TurnLedger::turn_done);

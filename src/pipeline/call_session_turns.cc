@@ -40,7 +40,7 @@ void CallSession::Core::EndOfTurn(const Listener::Event& e) {
   } else {
     heard.final_status = final.status();
   }
-  silence_ms = 0;
+  silence.Heard();
   if (echo) {
     // Speech over the agent that never became a barge-in: echo or a backchannel ("mm-hm").
     r.outcome = TurnOutcome::kDiscarded;
@@ -119,8 +119,7 @@ void CallSession::Core::AnswerHeard(HeardTurn heard, bool speculated) {
       metrics.speculation_misses.Increment();
     }
   }
-  reprompts = 0;
-  holding = false;
+  silence.Answered();
   metrics.turns.Increment();
   if (!closed.load()) {
     nlohmann::json j = {{"text", Redacted(r.transcript)}};
@@ -224,7 +223,7 @@ void CallSession::Core::ReplySocially(int idx, std::shared_ptr<CancelToken> toke
   }
   dialogue = StateAfterReply(res.call, reply, TurnTier::kSocial);
   // "Hold on, let me find my card": the caller is away for a while, not gone.
-  if (act == DialogueAct::kHold) holding = true;
+  if (act == DialogueAct::kHold) silence.Hold();
   metrics.CountSocial(DialogueActName(act));
   SpeakPrompt(idx, std::move(token), reply, AfterSpeech::kNone, "");
 }
@@ -243,7 +242,7 @@ bool CallSession::Core::CheckTimeLimit(int64_t now) {
   {
     std::lock_guard lock(mu);
     // A hang-up or transfer already on its way ends the call anyway.
-    if (action != AfterSpeech::kNone) return false;
+    if (pending_end.armed()) return false;
     if (!QuietLocked(now) && !forced) return false;
     if (forced) StopPlaybackLocked();
   }
@@ -264,10 +263,7 @@ bool CallSession::Core::CheckTimeLimit(int64_t now) {
   {
     // Nothing to say: the hang-up CheckTimers carries out on the next frame.
     std::lock_guard lock(mu);
-    action = AfterSpeech::kHangup;
-    action_reason = kHangupTimeLimit;
-    action_armed = true;
-    action_at_ms = now;
+    pending_end.Arm(AfterSpeech::kHangup, std::string(kHangupTimeLimit), now);
   }
   FinishTurn(idx);
   return true;
@@ -278,18 +274,14 @@ void CallSession::Core::CheckTimers() {
   if (SpeculationPending(/*now=*/false)) return;
   const int64_t now = stream_ms.load();
   if (CheckTimeLimit(now)) return;
-  if (!dtmf.empty() && dtmf_last_ms >= 0 && now - dtmf_last_ms >= res.call.dtmf_timeout_ms) {
-    SubmitDtmf();
-  }
+  if (keypad.Due(now, res.call.dtmf_timeout_ms)) SubmitDtmf();
   // Answer time-out: the turn is abandoned (its late result is dropped) and busy_text is said.
   int timed_out = -1;
   std::shared_ptr<CancelToken> fresh;
   {
     std::lock_guard lock(mu);
-    if (answer_pending &&
-        MillisBetween(answer_started, clock->Now()) > res.call.answer_timeout_ms) {
-      answer_pending = false;
-      timed_out = answer_turn;
+    timed_out = answer_in_flight.TakeTimedOut(clock->Now(), res.call.answer_timeout_ms);
+    if (timed_out >= 0) {
       fresh = book.RenewActiveToken();
       book.at(timed_out).outcome = TurnOutcome::kBusy;
     }
@@ -301,26 +293,21 @@ void CallSession::Core::CheckTimers() {
               BusyGuard());
   }
   // Hang-up / transfer once the agent's last words have played.
-  AfterSpeech act = AfterSpeech::kNone;
-  std::string reason;
+  std::optional<PendingEnd::End> due;
   {
     std::lock_guard lock(mu);
-    if (action != AfterSpeech::kNone && action_armed && !playout.paused() && now >= action_at_ms) {
-      act = action;
-      reason = action_reason;
-      action = AfterSpeech::kNone;
-    }
+    due = pending_end.TakeIfDue(now, playout.paused());
   }
-  if (act != AfterSpeech::kNone) {
+  if (due) {
     bool was_closed = closed.exchange(true);
     ended.store(true);
     if (!was_closed) {
-      if (act == AfterSpeech::kHangup) {
+      if (due->what == AfterSpeech::kHangup) {
         metrics.hangups.Increment();
-        sink->Hangup(reason);
+        sink->Hangup(due->reason);
       } else {
         metrics.transfers.Increment();
-        sink->Transfer(reason);
+        sink->Transfer(due->reason);
       }
     }
     return;
@@ -329,36 +316,29 @@ void CallSession::Core::CheckTimers() {
   bool quiet;
   {
     std::lock_guard lock(mu);
-    quiet = QuietLocked(now) && action == AfterSpeech::kNone && dtmf.empty();
+    quiet = QuietLocked(now) && !pending_end.armed() && keypad.empty();
   }
-  silence_ms = quiet ? silence_ms + audio::kFrameMs : 0;
-  if (silence_ms >= (holding ? res.call.hold_reprompt_after_ms : res.call.reprompt_after_ms)) {
-    silence_ms = 0;
-    holding = false;
-    TurnReport r;
-    std::shared_ptr<CancelToken> token;
-    if (reprompts >= res.call.reprompt_max) {
-      r.kind = TurnKind::kReprompt;
-      r.tier = TurnTier::kGoodbye;
-      r.outcome = TurnOutcome::kNoResponse;
-      int idx = BeginTurn(std::move(r), token);
-      SpeakPrompt(idx, token, res.call.goodbye_text, AfterSpeech::kHangup,
-                  std::string(kHangupNoResponse));
-    } else {
-      ++reprompts;
-      metrics.reprompts.Increment();
-      r.kind = TurnKind::kReprompt;
-      r.tier = TurnTier::kReprompt;
-      int idx = BeginTurn(std::move(r), token);
-      SpeakPrompt(idx, token, res.call.reprompt_text, AfterSpeech::kNone, "");
-    }
+  const SilenceTimer::Action prompt = silence.Tick(quiet, audio::kFrameMs);
+  if (prompt == SilenceTimer::Action::kNone) return;
+  TurnReport r;
+  r.kind = TurnKind::kReprompt;
+  std::shared_ptr<CancelToken> token;
+  if (prompt == SilenceTimer::Action::kGoodbye) {
+    r.tier = TurnTier::kGoodbye;
+    r.outcome = TurnOutcome::kNoResponse;
+    int idx = BeginTurn(std::move(r), token);
+    SpeakPrompt(idx, token, res.call.goodbye_text, AfterSpeech::kHangup,
+                std::string(kHangupNoResponse));
+    return;
   }
+  metrics.reprompts.Increment();
+  r.tier = TurnTier::kReprompt;
+  int idx = BeginTurn(std::move(r), token);
+  SpeakPrompt(idx, token, res.call.reprompt_text, AfterSpeech::kNone, "");
 }
 
 void CallSession::Core::SubmitDtmf() {
-  std::string digits = std::move(dtmf);
-  dtmf.clear();
-  dtmf_last_ms = -1;
+  std::string digits = keypad.Take();
   if (digits.empty()) return;
   SpeculationPending(/*now=*/true);
   TurnReport r;
@@ -405,9 +385,8 @@ int CallSession::Core::BeginTurn(TurnReport report, std::shared_ptr<CancelToken>
   {
     std::lock_guard lock(mu);
     begun = book.Begin(std::move(report));
-    answer_pending = false;
-    action = AfterSpeech::kNone;
-    action_armed = false;
+    answer_in_flight.Drop();
+    pending_end.Cancel();
     // Audio of the superseded turn held by a pause never plays (the pause itself stays until
     // the barge-in detector settles it).
     playout.DropHeld();
@@ -421,14 +400,8 @@ void CallSession::Core::StartAnswer(int idx, std::shared_ptr<CancelToken> token,
   std::shared_ptr<llm::GenerationSchedule> schedule;
   {
     std::lock_guard lock(mu);
-    answer_pending = true;
-    answer_turn = idx;
-    answer_started = clock->Now();
     // Nothing of this answer is heard yet: its model tokens are needed now.
-    answer_schedule = std::make_shared<llm::GenerationSchedule>();
-    answer_schedule->Waiting(answer_started);
-    answer_paced_at = answer_started;
-    schedule = answer_schedule;
+    schedule = answer_in_flight.Start(idx, clock->Now());
   }
   auto self = shared_from_this();
   auto busy = BusyGuard();
@@ -466,7 +439,7 @@ void CallSession::Core::RunAnswer(int idx, const std::shared_ptr<CancelToken>& t
   auto result = res.answerer->Answer(text, caller, history, hooks);
   {
     std::lock_guard lock(mu);
-    if (answer_turn == idx && answer_pending) answer_pending = false;
+    answer_in_flight.Done(idx);
     // Timed out: busy_text is being said.
     if (book.at(idx).outcome == TurnOutcome::kBusy) return;
     if (result.ok()) {
