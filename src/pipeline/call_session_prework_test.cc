@@ -279,6 +279,8 @@ TEST_F(UnderstoodPartialTest, WithoutUnderstoodEndsTurnOnlyACachedAnswerShortens
 TEST_F(UnderstoodPartialTest, ARequestForAPersonShortensEndpointingWithoutALookUp) {
   EXPECT_NEAR(EndOfTurnAfterSpeech("can i talk to a real person", /*looked_up=*/false),
               res_.endpointer.complete_silence_ms, 20.0);
+  // The transfer waits until the caller has heard transfer_text: the line's time must go on.
+  FeedUntilIdle();
   ASSERT_TRUE(WaitFor([&] { return !sink_->transfer().empty(); }));
   std::lock_guard lock(answerer_.mu);
   EXPECT_TRUE(answerer_.peeks.empty());
