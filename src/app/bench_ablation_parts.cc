@@ -202,7 +202,7 @@ Result<Spoken> AnswerAndSpeak(answer::Answerer& answerer, tts::Synthesizer& synt
   }
   if (!first_chunk) return InternalError("the answer produced no audio: '" + r->text + "'");
   out.first_audio_ms = std::chrono::duration<double, std::milli>(*first_chunk - t0).count();
-  out.tier = std::string(answer::TierName(r->tier));
+  out.tier = r->tier;
   out.generated_tokens = r->llm ? r->llm->generated_tokens : 0;
   out.audio_ms = 1000.0 * static_cast<double>(samples_out.load()) / synth.sample_rate_hz();
   out.prompt_tokens = r->llm ? r->llm->prompt_tokens : 0;

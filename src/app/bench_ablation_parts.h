@@ -78,7 +78,7 @@ class ScriptedText final : public llm::LanguageModel {
 // One question answered and spoken: first-audio latency, tier, tokens generated.
 struct Spoken {
   double first_audio_ms = -1;
-  std::string tier;
+  answer::AnswerTierId tier = answer::AnswerTierId::kFallback;
   int generated_tokens = 0;
   double audio_ms = 0;           // length of the whole spoken answer
   int prompt_tokens = 0;         // the model's prompt, as the engine counted it

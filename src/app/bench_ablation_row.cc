@@ -115,8 +115,8 @@ Status LatencyPass(const Setup& setup, const RowSpec& row, ScriptedText& lm,
       continue;
     }
     res.first_audio_ms.push_back(spoken->first_audio_ms);
-    ++res.tiers[spoken->tier];
-    if (spoken->tier == "llm") {
+    ++res.tiers[std::string(answer::TierName(spoken->tier))];
+    if (spoken->tier == answer::AnswerTierId::kLlm) {
       tokens += spoken->generated_tokens;
       res.prompt_tokens_mean += spoken->prompt_tokens;
       res.cached_prompt_tokens_mean += spoken->cached_prompt_tokens;

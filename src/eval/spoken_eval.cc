@@ -20,6 +20,24 @@
 
 namespace hotline::eval {
 
+std::string_view ItemOutcomeName(ItemOutcome outcome) {
+  switch (outcome) {
+    case ItemOutcome::kNone:
+      return "";
+    case ItemOutcome::kRight:
+      return "right";
+    case ItemOutcome::kWrong:
+      return "wrong";
+    case ItemOutcome::kFallback:
+      return "fallback";
+    case ItemOutcome::kClarified:
+      return "clarified";
+    case ItemOutcome::kAnswered:
+      return "answered";
+  }
+  return "";
+}
+
 std::vector<Voice> DefaultVoices() {
   return {{"flite", "cmu_us_slt", false},  {"flite", "cmu_us_awb", false},
           {"espeak-ng", "en-us", false},   {"flite", "cmu_us_rms", true},
@@ -236,12 +254,18 @@ Status Hear(tts::Synthesizer& synth, SpeechCache& cache, asr::Recognizer& recogn
 }
 
 // How one answer to a question labelled `label` counts.
-std::string OutcomeOf(const answer::AnswerResult& a, const std::string& answered_intent,
+ItemOutcome OutcomeOf(const answer::AnswerResult& a, const std::string& answered_intent,
                       const std::string& label) {
-  if (a.tier == answer::AnswerTierId::kFallback) return "fallback";
-  if (a.tier == answer::AnswerTierId::kClarify) return "clarified";
-  if (label.empty()) return "answered";  // unlabelled: judged by a person
-  return label != kOutOfScope && answered_intent == label ? "right" : "wrong";
+  if (a.tier == answer::AnswerTierId::kFallback) return ItemOutcome::kFallback;
+  if (a.tier == answer::AnswerTierId::kClarify) return ItemOutcome::kClarified;
+  if (label.empty()) return ItemOutcome::kAnswered;  // unlabelled: judged by a person
+  return label != kOutOfScope && answered_intent == label ? ItemOutcome::kRight
+                                                          : ItemOutcome::kWrong;
+}
+
+// Answered, but not from the question's article: counted in the "wrong" column.
+bool AnsweredWrong(ItemOutcome o) {
+  return o == ItemOutcome::kWrong || o == ItemOutcome::kAnswered;
 }
 
 // What a cooperative caller whose question has intent `label` says to a clarifying question.
@@ -288,10 +312,10 @@ Status AnswerLikeACall(pipeline::CallStack& stack, const Attribution& attributio
     if (a.tier == answer::AnswerTierId::kLlm && item.answered_intent.empty()) ++cell.by_model;
   }
   item.outcome = OutcomeOf(a, item.answered_intent, label);
-  if (item.outcome == "right") ++cell.right;
-  if (item.outcome == "wrong" || item.outcome == "answered") ++cell.wrong;
-  if (item.outcome == "fallback") ++cell.fallback;
-  if (item.outcome != "clarified" || !caller.clarification()) return Status::Ok();
+  if (item.outcome == ItemOutcome::kRight) ++cell.right;
+  if (AnsweredWrong(item.outcome)) ++cell.wrong;
+  if (item.outcome == ItemOutcome::kFallback) ++cell.fallback;
+  if (item.outcome != ItemOutcome::kClarified || !caller.clarification()) return Status::Ok();
 
   ++cell.clarified;
   const answer::PendingClarification pending = *caller.clarification();
@@ -304,8 +328,8 @@ Status AnswerLikeACall(pipeline::CallStack& stack, const Attribution& attributio
   const std::string intent =
       b.tier == answer::AnswerTierId::kFallback ? "" : attribution.IntentOf(b, settled);
   item.after_clarification = OutcomeOf(b, intent, label);
-  if (item.after_clarification == "right") ++cell.right_after_clarification;
-  if (item.after_clarification == "wrong" || item.after_clarification == "answered") {
+  if (item.after_clarification == ItemOutcome::kRight) ++cell.right_after_clarification;
+  if (AnsweredWrong(item.after_clarification)) {
     ++cell.wrong_after_clarification;
   }
   return Status::Ok();
@@ -515,9 +539,9 @@ std::string SpokenReportJson(const SpokenReport& r, bool with_items) {
                          {"kb_top_score", i.kb_top_score},
                          {"tier", i.tier},
                          {"answered_intent", i.answered_intent},
-                         {"outcome", i.outcome},
+                         {"outcome", ItemOutcomeName(i.outcome)},
                          {"reply", i.reply},
-                         {"after_clarification", i.after_clarification},
+                         {"after_clarification", ItemOutcomeName(i.after_clarification)},
                          {"final_ms", i.final_ms}});
       }
       j["items"] = std::move(items);

@@ -34,6 +34,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "answer/eval/eval_data.h"
@@ -102,6 +103,14 @@ struct SpokenEvalOptions {
 // a cell stay cached for the rest of it (the L3 time to live is 5 minutes by default).
 inline constexpr std::chrono::seconds kQuestionInterval{1};
 
+// How the chain answered one question: from an article of its intent (right), anything else
+// (wrong; any answer to an out-of-scope question), the rephrase answer (fallback), a clarifying
+// question (clarified), or any answer to a question without a label (answered, judged by a
+// person). kNone: not answered (a reply that was never asked for).
+enum class ItemOutcome { kNone, kRight, kWrong, kFallback, kClarified, kAnswered };
+// "right", "wrong", "fallback", "clarified", "answered"; "" for kNone (the JSON's values).
+std::string_view ItemOutcomeName(ItemOutcome outcome);
+
 struct SpokenItem {
   std::string question;
   std::string label;
@@ -122,12 +131,12 @@ struct SpokenItem {
   double kb_top_score = 0;
   std::string tier;
   std::string answered_intent;  // intent of the article the answer came from ("" none)
-  std::string outcome;          // right | wrong | fallback | clarified | answered (unlabelled)
+  ItemOutcome outcome = ItemOutcome::kNone;
   // After a clarifying question, the caller's reply as a cooperative caller gives it ("yes" when
   // the topic offered is theirs, else "no"; "the first" / "the second" / "neither" for a choice)
-  // and how the chain answered that reply: right | wrong | fallback ("" when not clarified).
+  // and how the chain answered that reply (kNone when not clarified).
   std::string reply;
-  std::string after_clarification;
+  ItemOutcome after_clarification = ItemOutcome::kNone;
   double final_ms = 0;
   double asr_confidence = 0;
   std::vector<float> asr_word_confidence;  // per word of `heard`

@@ -124,7 +124,7 @@ TEST(SpokenEval, AnswersSpokenQuestionsThroughTheCallStack) {
   EXPECT_EQ(clean.questions, 2u);
   EXPECT_EQ(clean.in_scope, 1u);
   ASSERT_EQ(clean.items.size(), 2u);
-  EXPECT_EQ(clean.items[0].outcome, "right")
+  EXPECT_EQ(clean.items[0].outcome, ItemOutcome::kRight)
       << clean.items[0].heard << " / " << clean.items[0].tier;
   EXPECT_EQ(clean.items[0].heard_intent, "lost_or_stolen_card");
   EXPECT_LT(clean.items[0].wer, 0.5);
@@ -171,19 +171,19 @@ TEST(SpokenEval, WrittenLineAndClarifiedTurns) {
   EXPECT_EQ(c.wer.rate(), 0);
   ASSERT_EQ(c.items.size(), 3u);
   EXPECT_EQ(c.items[0].heard, "i lost my card");
-  EXPECT_EQ(c.items[0].outcome, "right") << c.items[0].tier;
+  EXPECT_EQ(c.items[0].outcome, ItemOutcome::kRight) << c.items[0].tier;
   size_t clarified = 0;
   for (const SpokenItem& i : c.items) {
-    if (i.outcome != "clarified") {
+    if (i.outcome != ItemOutcome::kClarified) {
       EXPECT_TRUE(i.reply.empty());
       continue;
     }
     ++clarified;
     EXPECT_FALSE(i.reply.empty()) << i.question;
-    EXPECT_FALSE(i.after_clarification.empty()) << i.question;
+    EXPECT_NE(i.after_clarification, ItemOutcome::kNone) << i.question;
     // A caller who said which topic was theirs gets its article.
     if (i.reply != "no" && i.reply != "neither") {
-      EXPECT_EQ(i.after_clarification, "right");
+      EXPECT_EQ(i.after_clarification, ItemOutcome::kRight);
     }
   }
   EXPECT_GE(clarified, 1u);
@@ -228,7 +228,8 @@ TEST(SpokenEval, EveryCellStartsWithEmptyAnswerCaches) {
   EXPECT_EQ(r->cells[0].items[1].tier, "l2");
   EXPECT_EQ(r->cells[1].items[0].tier, "kb");
   for (const SpokenCell& c : r->cells) {
-    for (const SpokenItem& i : c.items) EXPECT_EQ(i.outcome, "right") << c.set << " " << i.tier;
+    for (const SpokenItem& i : c.items)
+      EXPECT_EQ(i.outcome, ItemOutcome::kRight) << c.set << " " << i.tier;
   }
   stack->reset();
   for (const char* s : {"", ".lm", ".lm.dict"}) std::filesystem::remove(o.kb_db + s);
