@@ -280,7 +280,7 @@ void CallSession::Core::CheckTimers() {
   std::shared_ptr<CancelToken> fresh;
   {
     std::lock_guard lock(mu);
-    timed_out = answer_in_flight.TakeTimedOut(clock->Now(), res.call.answer_timeout_ms);
+    timed_out = answer_in_flight.TakeTimedOut(*clock, res.call.answer_timeout_ms);
     if (timed_out >= 0) {
       fresh = book.RenewActiveToken();
       book.at(timed_out).outcome = TurnOutcome::kBusy;

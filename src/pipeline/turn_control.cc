@@ -18,8 +18,8 @@ void AnswerInFlight::Done(int idx) {
   if (idx == turn_) pending_ = false;
 }
 
-int AnswerInFlight::TakeTimedOut(MonoTime now, int timeout_ms) {
-  if (!pending_ || MillisBetween(started_, now) <= timeout_ms) return -1;
+int AnswerInFlight::TakeTimedOut(const Clock& clock, int timeout_ms) {
+  if (!pending_ || MillisBetween(started_, clock.Now()) <= timeout_ms) return -1;
   pending_ = false;
   return turn_;
 }

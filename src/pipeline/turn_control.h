@@ -5,7 +5,7 @@
 //
 //   AnswerInFlight a;
 //   auto schedule = a.Start(idx, now);        // the model request follows `schedule`
-//   int late = a.TakeTimedOut(now, 8000);     // the turn whose answer took too long, or -1
+//   int late = a.TakeTimedOut(clock, 8000);   // the turn whose answer took too long, or -1
 //   a.Done(idx);                              // the answer came back
 //
 //   PendingEnd end;
@@ -42,9 +42,9 @@ class AnswerInFlight {
   void Done(int idx);
   // Whatever answer is pending is abandoned (a new turn began, the call hung up).
   void Drop() { pending_ = false; }
-  // The pending answer has waited more than `timeout_ms` at `now`: it is dropped and its turn
-  // returned; else -1.
-  int TakeTimedOut(MonoTime now, int timeout_ms);
+  // The pending answer has waited more than `timeout_ms` by `clock`: it is dropped and its turn
+  // returned; else -1. The clock is read only while an answer is pending (this runs per frame).
+  int TakeTimedOut(const Clock& clock, int timeout_ms);
   // Turn `idx` has sent more audio at `now`: the schedule of its model request and when its
   // audio was sent before (the answer's start the first time); nullopt for any other turn.
   // Pacing goes on after the answer is back: its last sentences are still being spoken.

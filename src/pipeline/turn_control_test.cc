@@ -34,16 +34,21 @@ TEST(AnswerInFlight, AStartedAnswerIsUrgentUntilItsTurnIsDone) {
 }
 
 TEST(AnswerInFlight, TimesOutOnceAfterItsLimit) {
+  FakeClock clock;
+  clock.Set(kT0);
   AnswerInFlight a;
-  EXPECT_EQ(a.TakeTimedOut(kT0, 1000), -1);  // nothing pending
+  EXPECT_EQ(a.TakeTimedOut(clock, 1000), -1);  // nothing pending
   a.Start(5, kT0);
-  EXPECT_EQ(a.TakeTimedOut(kT0 + milliseconds(1000), 1000), -1);  // at the limit: not yet
-  EXPECT_EQ(a.TakeTimedOut(kT0 + milliseconds(1001), 1000), 5);
+  clock.Set(kT0 + milliseconds(1000));
+  EXPECT_EQ(a.TakeTimedOut(clock, 1000), -1);  // at the limit: not yet
+  clock.Set(kT0 + milliseconds(1001));
+  EXPECT_EQ(a.TakeTimedOut(clock, 1000), 5);
   EXPECT_FALSE(a.pending());
-  EXPECT_EQ(a.TakeTimedOut(kT0 + milliseconds(5000), 1000), -1);  // once
+  clock.Set(kT0 + milliseconds(5000));
+  EXPECT_EQ(a.TakeTimedOut(clock, 1000), -1);  // once
   a.Start(6, kT0);
   a.Done(6);
-  EXPECT_EQ(a.TakeTimedOut(kT0 + milliseconds(5000), 1000), -1);  // answered in time
+  EXPECT_EQ(a.TakeTimedOut(clock, 1000), -1);  // answered in time
 }
 
 TEST(AnswerInFlight, PacesOnlyItsOwnTurnFromWhenItsAudioWasLastSent) {
