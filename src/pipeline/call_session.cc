@@ -173,7 +173,7 @@ CallSession::~CallSession() {
 
 void CallSession::Start() {
   auto core = core_;
-  Status s = core->listen.Post([core] {
+  Status s = core->turns.Post([core] {
     if (core->closed.load() || core->res.call.greeting_text.empty()) return;
     TurnReport r;
     r.kind = TurnKind::kGreeting;
@@ -221,7 +221,7 @@ Status CallSession::PushDtmf(char digit) {
   }
   if (core_->closed.load()) return FailedPreconditionError("the call has ended");
   auto core = core_;
-  return core->listen.Post([core, digit] {
+  return core->turns.Post([core, digit] {
     if (core->closed.load()) return;
     if (digit == '#') {
       core->SubmitDtmf();
@@ -252,12 +252,21 @@ bool CallSession::ended() const { return core_->ended.load(); }
 
 bool CallSession::idle() const {
   const Core& c = *core_;
-  if (c.in_utterance.load() || c.agent_busy.load() > 0 || c.listen.pending() > 0) return false;
+  // The listen strand hands its events to the turn strand before its task ends: read in this
+  // order, work moving from one to the other is always seen in one of them.
+  if (c.in_utterance.load() || c.agent_busy.load() > 0 || c.listen.pending() > 0 ||
+      c.turns.pending() > 0) {
+    return false;
+  }
   std::lock_guard lock(c.mu);
   return !c.PlayingLocked(c.stream_ms.load()) && !c.pending_end.armed();
 }
 
-size_t CallSession::queued_audio() const { return core_->listen.pending(); }
+size_t CallSession::queued_audio() const {
+  // Listen strand first: a frame's events are on the turn strand before its task ends.
+  const size_t listening = core_->listen.pending();
+  return listening + core_->turns.pending();
+}
 int64_t CallSession::stream_ms() const { return core_->stream_ms.load(); }
 const CallInfo& CallSession::info() const { return core_->info; }
 
@@ -280,11 +289,5 @@ SessionStats CallSession::stats() const {
   }
   return s;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Listen strand.
-
-// ---------------------------------------------------------------------------------------------
-// Turns.
 
 }  // namespace hotline::pipeline

@@ -2,15 +2,20 @@
 //
 //   transport ─PushAudio─► [bounded per-call queue] ─► listen strand:
 //       decode (μ-law/PCM16) → 20 ms frames → VAD → endpointer → streaming ASR (with pre-roll;
-//       fed at the line rate: the recognizer's narrowband path resamples and fills the band) → at end of turn: ASR final → goodbye / agent / answer
-//       → barge-in detector (caller speech over the agent's playing audio)
+//       fed at the line rate: the recognizer's narrowband path resamples and fills the band);
+//       barge-in detector (caller speech over the agent's playing audio; its pause and resume of
+//       the agent's audio are applied here); at end of turn the ASR final pass
+//   turn strand: the listen strand's events, one typed input per frame — ends of turns (a
+//       prepared answer starts while the final pass runs), goodbye / agent / answer, barge-in,
+//       DTMF, re-prompt and time-limit timers; it only posts work, so nothing here waits
 //   answer strand: TurnAnswerer::Answer (blocking: caches, knowledge base, model)
 //   speak strand:  sentence chunker → text normalizer → audio cache or streaming TTS
 //       → resample to 8 kHz → encode → CallSink::SendAudio (first sentence sent while the rest is
 //       synthesized)
 //
-// The three strands run on shared ThreadPools (one call's work is serialized per strand, calls
-// run in parallel), so listening continues while an answer is computed and spoken.
+// The four strands run on shared ThreadPools (one call's work is serialized per strand, calls
+// run in parallel), so listening continues while an answer is computed and spoken, and a turn's
+// timers and barge-in are handled while the recognizer makes its final pass.
 //
 // Urgent control: barge-in (the barge-in detector confirms caller speech while agent audio is
 // playing) raises the turn's CancelToken (answer and TTS stop at their next check), calls
@@ -180,8 +185,8 @@ class CallSession {
   // Nothing to do for the agent right now: no open utterance, no answer or speech in flight, and
   // all audio handed to the sink has played (on the inbound clock). For scripted transports.
   bool idle() const;
-  // Inbound payloads (and other listen-strand work) not yet fully handled: 0 once everything
-  // pushed so far has been processed.
+  // Inbound payloads (and other listen- and turn-strand work) not yet fully handled: 0 once
+  // everything pushed so far has been processed, its events included.
   size_t queued_audio() const;
   // Inbound stream time (ms of caller audio processed).
   int64_t stream_ms() const;

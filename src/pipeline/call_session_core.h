@@ -1,15 +1,21 @@
-// CallSession::Core: the state of one call, shared by its three strands (listen, answer, speak)
+// CallSession::Core: the state of one call, shared by its strands (listen, turn, answer, speak)
 // and kept alive by every task queued for it. Private to pipeline/ (call_session*.cc).
 //
 // Files by job: call_session.cc (the public API: frames, DTMF and marks in, reports out),
-// call_session_listen.cc (hearing the caller, barge-in), call_session_turns.cc (ends of turns,
-// timers, a turn from BeginTurn to FinishTurn), call_session_prework.cc (answers prepared while
-// the caller speaks), call_session_speak.cc (a turn's text through the Speaker to the Playout).
+// call_session_listen.cc (hearing the caller: the listen strand, and the pause and resume of the
+// agent's audio it drives), call_session_turns.cc (the turn strand: ends of turns, timers, a turn
+// from BeginTurn to FinishTurn), call_session_prework.cc (answers prepared while the caller
+// speaks), call_session_speak.cc (a turn's text through the Speaker to the Playout).
 //
-// Ownership of the fields by thread:
+// The stages talk through typed events on their strands and none waits for another:
 //   listen strand  — the Listener (decoding, VAD, barge-in detector, endpointer, recognizer
-//                    stream, pre-roll: pipeline/listener.h), the turn-level state its events
-//                    drive (speculation check, silence/DTMF timers, pre-work look-ups);
+//                    stream and its final pass, pre-roll: pipeline/listener.h). Each frame's
+//                    events go to the turn strand as one TurnInput; a probable barge-in's pause
+//                    and resume of the agent's audio are handled here at once;
+//   turn strand    — what the events mean for the conversation: ends of turns, speculation and
+//                    its check, pre-work look-ups, barge-in, DTMF, silence and time-limit timers,
+//                    the dialogue state. Its work is short (it posts answers and speech): a final
+//                    pass or an answer in progress never delays a barge-in or a timer;
 //   answer strand  — CallerSession and history;
 //   speak strand   — the Speaker (synthesizer, output resampler and buffers);
 //   `mu`           — the TurnBook (turns, the active turn and its cancel token, the hold of a
@@ -47,6 +53,7 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
         call_start(clock->Now()),
         metrics(r.metrics != nullptr ? *r.metrics : MetricsRegistry::Global()),
         listen(*r.pool),
+        turns(*r.pool),
         answerer(r.answer_pool != nullptr ? *r.answer_pool : *r.pool),
         speak(*r.pool),
         silence(r.call.reprompt_after_ms, r.call.hold_reprompt_after_ms, r.call.reprompt_max),
@@ -64,18 +71,42 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   MonoTime call_start;
   PipelineMetrics metrics;
   Strand listen;
+  Strand turns;
   Strand answerer;
   Strand speak;
   std::atomic<bool> closed{false};  // no more sink calls, no more work
   std::atomic<bool> ended{false};
   std::atomic<int> agent_busy{0};  // answers and speech in flight
   std::atomic<int64_t> stream_ms{0};
+  // The caller is in an utterance, as the turn strand has taken it in: it is cleared only after
+  // that turn's end has marked the agent busy, so idle() never sees a gap between the two.
   std::atomic<bool> in_utterance{false};
   std::atomic<uint64_t> frames_in{0}, frames_dropped{0}, frames_out{0}, errors{0};
 
   // ---- listen strand ----
   std::unique_ptr<Listener> listener;
   std::vector<Listener::Event> heard;  // the events of the frame being handled
+  // The recognizer's final pass of a turn, run on the listen strand while the turn strand starts
+  // a prepared answer for the turn's last partial.
+  struct FinalPass {
+    Result<asr::AsrResult> result;
+    double done_ms = 0;  // when it returned (call clock)
+  };
+  // What the listen strand hands the turn strand: the Listener's events other than pause and
+  // resume, the final pass of the turn whose end came before them, and (once per frame, `tick`)
+  // whether the caller is still speaking, after which the timers are checked.
+  struct TurnInput {
+    std::optional<FinalPass> final;
+    std::vector<Listener::Event> events;
+    double heard_ms = 0;  // when the Listener gave them (call clock)
+    bool tick = false;
+    bool in_utterance = false;
+  };
+  // Inputs the worker pool could not take yet (saturated): sent first with the next frame's;
+  // inputs that only tick are merged into the last one.
+  std::deque<std::shared_ptr<TurnInput>> turn_outbox;
+
+  // ---- turn strand ----
   SilenceTimer silence;                // re-prompts (hold_reprompt_after_ms after a hold)
   bool time_limit_said = false;        // info.max_call_ms reached and its goodbye begun
   KeypadEntry keypad;                  // the digits being typed
@@ -94,9 +125,17 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
     int spec_idx = -1;      // the speculative turn already speaking, or -1
     std::string spoken;     // ... and its answer
   };
+  // A turn whose end was heard, waiting for its final pass (a speculative start may already be
+  // speaking for it: spec_idx).
+  struct EndingTurn {
+    HeardTurn heard;
+    bool echo = false;        // speech over the agent that never became a barge-in
+    std::string spec_phrase;  // PhraseText of the partial the speculation started on
+  };
+  std::optional<EndingTurn> ending;
   // A speculative start whose final transcript reads differently, waiting for the answer strand
-  // to say whether the cached tiers answer it the same way (CheckSpeculation). The listen strand
-  // goes on hearing meanwhile; turn-level timers wait, and anything that starts a turn settles
+  // to say whether the cached tiers answer it the same way (CheckSpeculation). The turn strand
+  // goes on taking events meanwhile; its timers wait, and anything that starts a turn settles
   // it first (as a miss: the final transcript is answered on its own).
   struct SpeculationCheck {
     uint64_t id = 0;
@@ -140,12 +179,16 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // The caller's words with PII masked, for events, history and records (empty stays empty).
   static std::string Redacted(std::string_view text);
 
-  // call_session_listen.cc — the listen strand: frames through the Listener, its events, and
-  // the playback control barge-in drives.
+  // call_session_listen.cc — the listen strand: frames through the Listener, their events to the
+  // turn strand, and the playback control barge-in drives.
   void ProcessPayload(std::vector<uint8_t> bytes);
   void ProcessFrame(audio::AudioView frame);
-  // One event of the Listener's (listen strand).
-  void OnHeard(const Listener::Event& e);
+  // Hands `in` (and any input the pool could not take before it) to the turn strand.
+  void PostTurns(TurnInput in);
+  // The turn strand's side: a final pass, then the events, then the frame's timers.
+  void OnTurnInput(TurnInput& in);
+  // One event of the Listener's (turn strand), heard at `heard_ms`.
+  void OnHeard(const Listener::Event& e, double heard_ms);
   void BargeIn();
   // The two stages before a confirmed barge-in (listen strand).
   void PauseOutput();
@@ -156,9 +199,11 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // frames a pause held, the playout timeline and outstanding marks.
   void StopPlaybackLocked();
 
-  // call_session_turns.cc — ends of turns, timers, and a turn's life.
-  // The Listener's kEndOfTurn: a speculative start, the final pass, then what to answer.
-  void EndOfTurn(const Listener::Event& e);
+  // call_session_turns.cc — ends of turns, timers, and a turn's life (turn strand).
+  // The Listener's kEndOfTurn, heard at `heard_ms`: a speculative start while the listen strand
+  // makes the final pass; EndOfTurn then decides what to answer.
+  void BeginEndOfTurn(const Listener::Event& e, double heard_ms);
+  void EndOfTurn(FinalPass final);
   // Speculative start: when an answer was prepared for the turn's last partial (`partial`), it
   // starts playing (as turn `r`, its finish held) while the recognizer makes its final pass.
   // Returns the turn's index, or -1; `phrase` gets the partial's PhraseText.
@@ -175,7 +220,7 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // on: asks the answer strand whether the cached tiers answer it with the same words, and
   // returns. The answer (or call.speculation_check_ms without one) settles the turn.
   void CheckSpeculation(HeardTurn heard);
-  // Settles the pending check `id` (listen strand): the speculation stands when `same`.
+  // Settles the pending check `id` (turn strand): the speculation stands when `same`.
   void SettleSpeculation(uint64_t id, bool same);
   // Settles a pending check as a miss when it has waited call.speculation_check_ms, or at once
   // when `now` (something is about to start a turn). True while one is still pending.
@@ -242,9 +287,9 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // A pause counts as playing: the caller is still heard as talking over the agent.
   bool PlayingLocked(int64_t now_ms) const { return playout.Playing(now_ms); }
   // Nobody is talking at `now_ms`: the caller is not in an utterance, the agent has no answer or
-  // speech in flight and nothing playing (REQUIRES: mu held; listen strand).
+  // speech in flight and nothing playing (REQUIRES: mu held; turn strand).
   bool QuietLocked(int64_t now_ms) const {
-    return !listener->in_utterance() && agent_busy.load() == 0 && !PlayingLocked(now_ms);
+    return !in_utterance.load() && agent_busy.load() == 0 && !PlayingLocked(now_ms);
   }
 };
 

@@ -1,6 +1,7 @@
 // CallSession, the listen strand: inbound audio through the call's Listener (frames → VAD,
-// barge-in detection, endpointer, recognizer), what its events start, and the pause, resume and
-// stop of the agent's playback that barge-in drives.
+// barge-in detection, endpointer, recognizer and its final pass), its events handed to the turn
+// strand (and taken in there), and the pause, resume and stop of the agent's playback that
+// barge-in drives.
 #include "pipeline/call_session.h"
 
 #include <algorithm>
@@ -32,21 +33,70 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
   }
   heard.clear();
   listener->Hear(frame, playback, heard);
-  for (const Listener::Event& e : heard) OnHeard(e);
+  const double heard_ms = NowMs();
+  TurnInput in;
+  in.heard_ms = heard_ms;
+  for (Listener::Event& e : heard) {
+    if (e.kind == Listener::EventKind::kPause) {
+      PauseOutput();
+      continue;
+    }
+    if (e.kind == Listener::EventKind::kResume) {
+      ResumeOutput();
+      continue;
+    }
+    const bool end = e.kind == Listener::EventKind::kEndOfTurn;
+    in.events.push_back(std::move(e));
+    if (!end) continue;
+    // The turn strand starts a prepared answer for the last partial while the final pass runs.
+    PostTurns(std::move(in));
+    in = TurnInput{};
+    in.heard_ms = heard_ms;
+    Result<asr::AsrResult> result = listener->FinishUtterance();
+    in.final.emplace(FinalPass{std::move(result), NowMs()});
+  }
+  in.tick = true;
+  in.in_utterance = listener->in_utterance();
+  PostTurns(std::move(in));
+}
+
+void CallSession::Core::PostTurns(TurnInput in) {
+  const bool tick_only = !in.final && in.events.empty();
+  if (tick_only && !turn_outbox.empty()) {
+    turn_outbox.back()->tick = true;
+    turn_outbox.back()->in_utterance = in.in_utterance;
+  } else {
+    turn_outbox.push_back(std::make_shared<TurnInput>(std::move(in)));
+  }
+  auto self = shared_from_this();
+  while (!turn_outbox.empty()) {
+    std::shared_ptr<TurnInput> next = turn_outbox.front();
+    Status s = turns.Post([self, next] { self->OnTurnInput(*next); });
+    if (!s.ok()) {
+      // Kept for the next frame; a frame's events are never lost to a busy pool.
+      HLOG_DEBUG("call {}: turn events wait: {}", LogEscape(info.call_id), s.message());
+      return;
+    }
+    turn_outbox.pop_front();
+  }
+}
+
+void CallSession::Core::OnTurnInput(TurnInput& in) {
+  if (closed.load()) return;
+  if (in.final) EndOfTurn(std::move(*in.final));
+  for (const Listener::Event& e : in.events) OnHeard(e, in.heard_ms);
+  if (!in.tick) return;
   // Cleared only after the end-of-turn handling has marked the agent busy, so idle() never
   // sees a gap between the caller's turn and the agent's answer.
-  in_utterance.store(listener->in_utterance());
+  in_utterance.store(in.in_utterance);
   CheckTimers();
 }
 
-void CallSession::Core::OnHeard(const Listener::Event& e) {
+void CallSession::Core::OnHeard(const Listener::Event& e, double heard_ms) {
   switch (e.kind) {
     case Listener::EventKind::kPause:
-      PauseOutput();
-      break;
     case Listener::EventKind::kResume:
-      ResumeOutput();
-      break;
+      break;  // the listen strand's own (ProcessFrame)
     case Listener::EventKind::kBargeIn:
       BargeIn();
       break;
@@ -68,7 +118,7 @@ void CallSession::Core::OnHeard(const Listener::Event& e) {
       if (res.call.prework) StartPrework(e.text);
       break;
     case Listener::EventKind::kEndOfTurn:
-      EndOfTurn(e);
+      BeginEndOfTurn(e, heard_ms);
       break;
     case Listener::EventKind::kDiscarded:
       break;

@@ -36,7 +36,7 @@ void CallSession::Core::StartPrework(const std::string& partial) {
   if (act == DialogueAct::kGoodbye || act == DialogueAct::kAgent) {
     if (hints) {
       last_peeked = phrase;
-      listener->HintComplete(phrase);
+      PostHint(phrase);
     }
     return;
   }
@@ -105,9 +105,8 @@ void CallSession::Core::StartPrework(const std::string& partial) {
 
 void CallSession::Core::PostHint(const std::string& phrase) {
   auto self = shared_from_this();
-  (void)listen.Post([self, phrase] {
-    if (self->last_peeked == phrase) self->listener->HintComplete(phrase);
-  });
+  // The Listener takes it only while its partial still reads `phrase`.
+  (void)listen.Post([self, phrase] { self->listener->HintComplete(phrase); });
 }
 
 void CallSession::Core::RememberExchange(const std::string& caller_text,

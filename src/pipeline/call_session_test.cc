@@ -552,6 +552,32 @@ TEST_F(CallSessionTest, KeypadDigitsGoToPinEntry) {
   EXPECT_EQ(LastTurn().transcript, "<4 keypad digits>");  // digits never kept in the record
 }
 
+// The turn strand does not wait for the listen strand: keys pressed while the recognizer makes a
+// slow final pass are taken at once.
+TEST_F(CallSessionTest, KeypadDigitsAreTakenWhileTheRecognizerMakesItsFinalPass) {
+  recognizer_.finish_delay_ms = 3000;
+  StartCall();
+  Feed(Silence(200));
+  Feed(Vowel(600));
+  // The trailing silence is queued without waiting: its end of turn starts the slow final pass.
+  std::vector<uint8_t> frame(160, 0xff);  // μ-law silence
+  for (int i = 0; i < 35; ++i) {
+    clock_.Advance(std::chrono::milliseconds(20));
+    ASSERT_TRUE(session_->PushAudio(frame, MediaFormat{}).ok());
+  }
+  ASSERT_TRUE(WaitFor([&] { return recognizer_.finals_started.load() == 1; }));
+  for (char d : std::string("1234#")) ASSERT_TRUE(session_->PushDtmf(d).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard lock(answerer_.mu);
+    return answerer_.pins.size() == 1;
+  }));
+  EXPECT_EQ(recognizer_.finals_done.load(), 0) << "the keys waited for the final pass";
+  ASSERT_TRUE(WaitFor([&] { return recognizer_.finals_done.load() == 1; }));
+  FeedUntilIdle();
+  // The caller's turn, answered once its final pass came, supersedes the keypad turn.
+  EXPECT_EQ(LastTurn().transcript, "where is my order");
+}
+
 TEST_F(CallSessionTest, KeypadDigitsAreSubmittedAfterAPause) {
   res_.call.dtmf_timeout_ms = 500;
   StartCall();

@@ -14,34 +14,41 @@
 
 namespace hotline::pipeline {
 
-void CallSession::Core::EndOfTurn(const Listener::Event& e) {
+void CallSession::Core::BeginEndOfTurn(const Listener::Event& e, double heard_ms) {
   const audio::EndpointUpdate& u = e.update;
   SpeculationPending(/*now=*/true);
-  const double eot = NowMs();
-  HeardTurn heard;
-  TurnReport& r = heard.report;
+  EndingTurn t;
+  t.echo = e.echo;
+  TurnReport& r = t.heard.report;
   r.kind = TurnKind::kCaller;
-  r.ledger.end_of_turn = eot;
-  r.ledger.speech_end = eot - static_cast<double>(u.now_ms - u.speech_end_ms);
-  r.ledger.speech_start = eot - static_cast<double>(u.now_ms - u.speech_start_ms);
-  const bool echo = e.echo;
-  std::string spec_phrase;
-  heard.spec_idx = echo ? -1 : StartSpeculation(r, e.text, spec_phrase);
-  Result<asr::AsrResult> final = listener->FinishUtterance();
-  r.ledger.asr_final = NowMs();
+  r.ledger.end_of_turn = heard_ms;
+  r.ledger.speech_end = heard_ms - static_cast<double>(u.now_ms - u.speech_end_ms);
+  r.ledger.speech_start = heard_ms - static_cast<double>(u.now_ms - u.speech_start_ms);
+  t.heard.spec_idx = t.echo ? -1 : StartSpeculation(r, e.text, t.spec_phrase);
+  ending = std::move(t);
+}
+
+void CallSession::Core::EndOfTurn(FinalPass final) {
+  if (!ending) return;  // no end of turn was taken in for it (the call was closing)
+  EndingTurn t = std::move(*ending);
+  ending.reset();
+  HeardTurn& heard = t.heard;
+  TurnReport& r = heard.report;
+  r.ledger.asr_final = final.done_ms;
   // A time-bounded recognizer (asr/deadline_recognizer.h, as CallStack builds it) returns
   // kDeadlineExceeded at the limit; any other is caught here after the fact.
-  heard.asr_slow = (!final.ok() && final.status().code() == StatusCode::kDeadlineExceeded) ||
-                   r.ledger.asr_final - eot > res.call.asr_timeout_ms;
-  if (final.ok()) {
-    r.transcript = final->text;
-    r.asr_confidence = final->confidence;
-    heard.trusted = res.answerer->TrustsTranscript(final->confidence);
+  heard.asr_slow =
+      (!final.result.ok() && final.result.status().code() == StatusCode::kDeadlineExceeded) ||
+      r.ledger.asr_final - r.ledger.end_of_turn > res.call.asr_timeout_ms;
+  if (final.result.ok()) {
+    r.transcript = final.result->text;
+    r.asr_confidence = final.result->confidence;
+    heard.trusted = res.answerer->TrustsTranscript(final.result->confidence);
   } else {
-    heard.final_status = final.status();
+    heard.final_status = final.result.status();
   }
   silence.Heard();
-  if (echo) {
+  if (t.echo) {
     // Speech over the agent that never became a barge-in: echo or a backchannel ("mm-hm").
     r.outcome = TurnOutcome::kDiscarded;
     std::lock_guard lock(mu);
@@ -55,10 +62,12 @@ void CallSession::Core::EndOfTurn(const Listener::Event& e) {
   }
   // A transcript the answerer would not answer on its words alone does not confirm the answer
   // prepared for those words either.
-  if (!final.ok() || heard.asr_slow || !heard.trusted) {
+  if (!final.result.ok() || heard.asr_slow || !heard.trusted) {
     return AnswerHeard(std::move(heard), false);
   }
-  if (PhraseText(final->text) == spec_phrase) return AnswerHeard(std::move(heard), true);
+  if (PhraseText(final.result->text) == t.spec_phrase) {
+    return AnswerHeard(std::move(heard), true);
+  }
   // The final pass often changes a word ("how can i" → "how do i") without changing what the
   // caller asked: the speculation stands when the cached tiers answer the final the same way.
   CheckSpeculation(std::move(heard));
@@ -71,14 +80,14 @@ void CallSession::Core::CheckSpeculation(HeardTurn heard) {
   spec_check = SpeculationCheck{id, std::move(heard), clock->Now()};
   agent_busy.fetch_add(1);  // idle() is false until it settles
   // Peek reads the caller's state, which belongs to the answer strand: ask there. Its reply
-  // comes back to the listen strand; a busy strand counts as "not the same" once
+  // comes back to the turn strand; a busy strand counts as "not the same" once
   // call.speculation_check_ms has passed (SpeculationPending, on the next frame).
   auto self = shared_from_this();
   Status posted = answerer.Post([self, id, text, spoken] {
     auto peeked = self->res.answerer->Peek(text, self->caller);
     const bool same = peeked.ok() && peeked->has_value() && !(*peeked)->fallback &&
                       !(*peeked)->personal && (*peeked)->text == spoken;
-    (void)self->listen.Post([self, id, same] { self->SettleSpeculation(id, same); });
+    (void)self->turns.Post([self, id, same] { self->SettleSpeculation(id, same); });
   });
   if (!posted.ok()) SettleSpeculation(id, false);  // an overloaded answer strand: not the same
 }
@@ -487,7 +496,7 @@ void CallSession::Core::SpeakAnswer(int idx, const std::shared_ptr<CancelToken>&
     t.tier = result->tier;
     t.personal = result->personal;
     // A turn that began (or a barge-in that came) since the check above keeps its outcome:
-    // the listen strand settles it while this answer finishes here.
+    // the turn strand settles it while this answer finishes here.
     book.SettleIfPending(idx, transfer   ? TurnOutcome::kTransfer
                               : rephrase ? TurnOutcome::kRephrase
                                          : TurnOutcome::kAnswered);

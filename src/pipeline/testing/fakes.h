@@ -66,6 +66,7 @@ class FakeRecognizer : public asr::Recognizer {
   std::atomic<bool> final_says_more{false};
   std::atomic<int> stable_after_frames{1000000};
   std::atomic<int> streams{0};
+  std::atomic<int> finals_started{0}, finals_done{0};  // final passes begun and returned
 
   Result<std::unique_ptr<asr::RecognizerStream>> CreateStream(int rate) override {
     std::string text;
@@ -99,6 +100,11 @@ class FakeRecognizer : public asr::Recognizer {
     }
     const asr::AsrPartial& partial() const override { return partial_; }
     Result<asr::AsrResult> Finish() override {
+      r_.finals_started.fetch_add(1);
+      struct Done {
+        FakeRecognizer& r;
+        ~Done() { r.finals_done.fetch_add(1); }
+      } done{r_};
       if (r_.fail_finish.load()) return InternalError("decoder failed");
       if (int ms = r_.finish_delay_ms.load(); ms > 0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(ms));
