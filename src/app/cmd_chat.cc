@@ -97,9 +97,11 @@ int RunChat(std::span<const std::string> argv) {
   auto cfg = LoadHotlineConfig(config_path, overrides);
   if (!cfg.ok()) return Fail(cfg.status());
   InitLogging(cfg->log_level == "info" ? "warn" : cfg->log_level);
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) return Fail("cannot create " + out_dir.string() + ": " + ec.message());
+  if (speak) {
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    if (ec) return Fail("cannot create " + out_dir.string() + ": " + ec.message());
+  }
 
   std::unique_ptr<tts::Synthesizer> synth;
   if (speak) {
@@ -109,10 +111,10 @@ int RunChat(std::span<const std::string> argv) {
   }
   auto model = llm::CreateLanguageModel(cfg->llm);
   if (!model.ok()) return Fail(model.status().WithContext("language model"));
-  const std::filesystem::path kb_path = out_dir / "kb.sqlite";
-  std::filesystem::remove(kb_path, ec);
+  // The knowledge base is imported afresh for each chat and lives in memory: chats run side by
+  // side (from one folder, or a test suite's) never share, and never corrupt, one SQLite file.
   answer::AnswerStackOptions stack_options;
-  stack_options.kb_path = kb_path.string();
+  stack_options.kb_path = ":memory:";
   stack_options.kb_csv = kb_csv;
   stack_options.llm = model->get();
   auto stack = answer::AnswerStack::Build(cfg->answer, cfg->store, stack_options);
