@@ -66,6 +66,18 @@ Status Strand::Post(ThreadPool::Task task, size_t max_pending) {
   return s;
 }
 
+void Strand::PostOrRunHere(ThreadPool::Task task) {
+  {
+    std::lock_guard lock(core_->mu);
+    core_->tasks.push_back(std::move(task));
+    ++core_->unfinished;
+    if (core_->running) return;
+    core_->running = true;
+  }
+  std::shared_ptr<Core> core = core_;
+  if (!core->pool.TrySubmit([core] { Drain(core); }).ok()) Drain(core);
+}
+
 size_t Strand::pending() const {
   std::lock_guard lock(core_->mu);
   return core_->unfinished;

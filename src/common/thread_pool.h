@@ -66,6 +66,12 @@ class Strand {
   // Queues `task` after every task posted before it. ResourceExhausted if this strand already holds
   // `max_pending` tasks or the pool is saturated.
   Status Post(ThreadPool::Task task, size_t max_pending = 1024);
+  // Queues `task` as Post does but never refuses it: no pending limit, and when the strand must
+  // start and the pool is saturated, the strand's tasks run on the calling thread before this
+  // returns (in order, as a worker would run them). For work that must not be lost whose
+  // producer can afford to do it itself under overload. The caller must hold no lock the tasks
+  // take.
+  void PostOrRunHere(ThreadPool::Task task);
 
   // Tasks posted and not yet finished: queued, or the one running. Zero means every task posted
   // before the call has run to its end.

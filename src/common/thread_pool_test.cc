@@ -91,6 +91,58 @@ TEST(Strand, BoundsPendingTasks) {
   EXPECT_EQ(fourth.code(), StatusCode::kResourceExhausted);
 }
 
+TEST(Strand, PostOrRunHereRunsTheStrandOnTheCallerWhenThePoolIsSaturated) {
+  ThreadPool pool(1, 1);
+  std::latch release(1);
+  std::latch started(1);
+  ASSERT_TRUE(pool.Submit([&] {
+                    started.count_down();
+                    release.wait();
+                  })
+                  .ok());
+  started.wait();
+  ASSERT_TRUE(pool.TrySubmit([] {}).ok());  // the queue's one slot: the pool is saturated
+  Strand strand(pool);
+  ASSERT_EQ(strand.Post([] {}).code(), StatusCode::kResourceExhausted);
+  std::vector<int> order;
+  std::thread::id ran_on;
+  strand.PostOrRunHere([&] { order.push_back(1); });
+  strand.PostOrRunHere([&] {
+    order.push_back(2);
+    ran_on = std::this_thread::get_id();
+  });
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));  // both ran before PostOrRunHere returned
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  EXPECT_EQ(strand.pending(), 0u);
+  release.count_down();
+  pool.Shutdown();
+}
+
+TEST(Strand, PostOrRunHereQueuesBehindEarlierTasksAndIgnoresThePendingLimit) {
+  ThreadPool pool(1, 8);
+  std::latch release(1);
+  std::latch started(1);
+  Strand strand(pool);
+  std::vector<int> order;
+  ASSERT_TRUE(strand
+                  .Post(
+                      [&] {
+                        started.count_down();
+                        release.wait();
+                        order.push_back(0);
+                      },
+                      1)
+                  .ok());
+  started.wait();
+  ASSERT_TRUE(strand.Post([&] { order.push_back(1); }, 1).ok());
+  ASSERT_EQ(strand.Post([] {}, 1).code(), StatusCode::kResourceExhausted);
+  for (int i = 2; i < 6; ++i) strand.PostOrRunHere([&order, i] { order.push_back(i); });
+  EXPECT_EQ(strand.pending(), 6u);  // none ran on this thread: a worker holds the strand
+  release.count_down();
+  pool.Shutdown();
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5}));
+}
+
 TEST(Strand, PendingCountsTheRunningTaskUntilItHasFinished) {
   ThreadPool pool(1, 8);
   std::latch release(1);

@@ -102,9 +102,6 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
     bool tick = false;
     bool in_utterance = false;
   };
-  // Inputs the worker pool could not take yet (saturated): sent first with the next frame's;
-  // inputs that only tick are merged into the last one.
-  std::deque<std::shared_ptr<TurnInput>> turn_outbox;
 
   // ---- turn strand ----
   SilenceTimer silence;                // re-prompts (hold_reprompt_after_ms after a hold)
@@ -183,7 +180,7 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // turn strand, and the playback control barge-in drives.
   void ProcessPayload(std::vector<uint8_t> bytes);
   void ProcessFrame(audio::AudioView frame);
-  // Hands `in` (and any input the pool could not take before it) to the turn strand.
+  // Hands `in` to the turn strand.
   void PostTurns(TurnInput in);
   // The turn strand's side: a final pass, then the events, then the frame's timers.
   void OnTurnInput(TurnInput& in);

@@ -61,24 +61,10 @@ void CallSession::Core::ProcessFrame(audio::AudioView frame) {
 }
 
 void CallSession::Core::PostTurns(TurnInput in) {
-  const bool tick_only = !in.final && in.events.empty();
-  if (tick_only && !turn_outbox.empty()) {
-    turn_outbox.back()->tick = true;
-    turn_outbox.back()->in_utterance = in.in_utterance;
-  } else {
-    turn_outbox.push_back(std::make_shared<TurnInput>(std::move(in)));
-  }
-  auto self = shared_from_this();
-  while (!turn_outbox.empty()) {
-    std::shared_ptr<TurnInput> next = turn_outbox.front();
-    Status s = turns.Post([self, next] { self->OnTurnInput(*next); });
-    if (!s.ok()) {
-      // Kept for the next frame; a frame's events are never lost to a busy pool.
-      HLOG_DEBUG("call {}: turn events wait: {}", LogEscape(info.call_id), s.message());
-      return;
-    }
-    turn_outbox.pop_front();
-  }
+  // Never refused: a frame's events are not lost to a saturated pool (the turn work then runs
+  // here, after the turn strand's earlier inputs).
+  turns.PostOrRunHere(
+      [self = shared_from_this(), in = std::move(in)]() mutable { self->OnTurnInput(in); });
 }
 
 void CallSession::Core::OnTurnInput(TurnInput& in) {
