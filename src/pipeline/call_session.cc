@@ -224,7 +224,11 @@ Status CallSession::PushDtmf(char digit) {
   return core->turns.Post([core, digit] {
     if (core->closed.load()) return;
     if (digit == '#') {
-      core->SubmitDtmf();
+      if (core->ending) {
+        core->keypad_submit_after_turn = true;  // OnTurnInput submits after EndOfTurn
+      } else {
+        core->SubmitDtmf();
+      }
       return;
     }
     core->keypad.Press(digit, core->stream_ms.load());  // '*' starts over

@@ -107,6 +107,9 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   SilenceTimer silence;                // re-prompts (hold_reprompt_after_ms after a hold)
   bool time_limit_said = false;        // info.max_call_ms reached and its goodbye begun
   KeypadEntry keypad;                  // the digits being typed
+  // '#' was pressed while a spoken turn waited for its final pass: the digits are submitted
+  // once that turn is answered, so the keypad turn (pressed later) supersedes it, not the reverse.
+  bool keypad_submit_after_turn = false;
   std::string last_peeked;  // phrase of the last partial looked up ahead
   // Where the conversation stands: the last reply asked "anything else?" (a turn heard as nothing
   // keeps it open). after_statement is read from the book when a turn is answered.

@@ -69,7 +69,13 @@ void CallSession::Core::PostTurns(TurnInput in) {
 
 void CallSession::Core::OnTurnInput(TurnInput& in) {
   if (closed.load()) return;
-  if (in.final) EndOfTurn(std::move(*in.final));
+  if (in.final) {
+    EndOfTurn(std::move(*in.final));
+    if (keypad_submit_after_turn) {
+      keypad_submit_after_turn = false;
+      SubmitDtmf();
+    }
+  }
   for (const Listener::Event& e : in.events) OnHeard(e, in.heard_ms);
   if (!in.tick) return;
   // Cleared only after the end-of-turn handling has marked the agent busy, so idle() never

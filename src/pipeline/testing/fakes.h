@@ -193,6 +193,7 @@ class FakeAnswerer : public TurnAnswerer {
   int free_peeks = -1;        // >= 0: the Peek calls after this many wait for Release()
   std::atomic<bool> saw_cancel{false};
   std::atomic<int> answers_started{0};
+  std::function<void()> on_pin;  // called as SubmitPin starts (set before the call starts)
   // AnswerHooks::schedule of the answer in progress (valid while it blocks).
   std::atomic<const llm::GenerationSchedule*> schedule{nullptr};
   llm::GenerationSchedule::Value schedule_at_start;  // guarded by mu
@@ -244,6 +245,7 @@ class FakeAnswerer : public TurnAnswerer {
     return a;
   }
   Result<TurnAnswer> SubmitPin(answer::CallerSession&, std::string_view digits) override {
+    if (on_pin) on_pin();
     std::lock_guard lock(mu);
     pins.emplace_back(digits);
     TurnAnswer a;
