@@ -10,10 +10,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "app/call_runner.h"
 #include "app/cli.h"
@@ -49,6 +53,33 @@ constexpr char kUsage[] =
     "  The listening URL is printed on stderr once the call stack is ready. On SIGTERM it\n"
     "  drains first when calls.drain_timeout_ms > 0: /readyz answers 503 while the calls in\n"
     "  progress end (at most that long); SIGINT stops at once.\n";
+
+constexpr char kScratchPrefix[] = "hotline-serve-";
+
+// Removes the scratch files (the knowledge base's SQLite copy and the recognizer model built
+// from it) of `hotline serve` processes that no longer run: one killed with SIGKILL, or one that
+// crashed, cannot remove its own. A process id that runs again (reused) keeps its files.
+void RemoveScratchOfGoneServers(const std::filesystem::path& dir) {
+  const std::string_view prefix = kScratchPrefix;
+  std::error_code ec;
+  std::vector<std::filesystem::path> gone;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!std::string_view(name).starts_with(prefix)) continue;
+    const std::string_view rest = std::string_view(name).substr(prefix.size());
+    const size_t n = rest.find_first_not_of("0123456789");
+    if (n == 0 || n > 9 || n == std::string_view::npos ||
+        !rest.substr(n).starts_with(".kb.sqlite")) {
+      continue;
+    }
+    const auto pid = static_cast<pid_t>(std::stol(std::string(rest.substr(0, n))));
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) gone.push_back(it->path());
+  }
+  for (const auto& path : gone) {
+    std::filesystem::remove(path, ec);
+    if (!ec) HLOG_INFO("removed {}, left by a hotline serve that no longer runs", path.string());
+  }
+}
 
 int RunServe(std::span<const std::string> argv) {
   auto args =
@@ -99,9 +130,12 @@ int RunServe(std::span<const std::string> argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   pipeline::CallStackOptions options = CallStackOptionsFrom(cfg);
-  // The knowledge base's SQLite copy is this process's scratch file: removed on every way out.
-  const std::filesystem::path kb_db = std::filesystem::temp_directory_path() /
-                                      ("hotline-serve-" + std::to_string(getpid()) + ".kb.sqlite");
+  // The knowledge base's SQLite copy is this process's scratch file: removed on every way out
+  // (the recognizer's model built from it, by the call stack).
+  const std::filesystem::path scratch_dir = std::filesystem::temp_directory_path();
+  RemoveScratchOfGoneServers(scratch_dir);
+  const std::filesystem::path kb_db =
+      scratch_dir / (kScratchPrefix + std::to_string(getpid()) + ".kb.sqlite");
   struct RemoveOnExit {
     std::filesystem::path path;
     ~RemoveOnExit() {

@@ -1,6 +1,8 @@
 // `hotline serve` as an operator runs it: the binary starts on a free port, prints its URL,
-// answers /healthz, /readyz, /metrics and a Twilio call's greeting, and stops cleanly on SIGTERM.
+// answers /healthz, /readyz, /metrics and a Twilio call's greeting, and stops cleanly on SIGTERM,
+// leaving no scratch file behind (and removing those of a server that was killed).
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,21 +11,47 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
-#include "net/http_client.h"
 #include "common/build_paths.h"
+#include "net/http_client.h"
 #include "server/testing/audiosocket_caller.h"
 #include "server/testing/twilio_caller.h"
 
 namespace hotline {
 namespace {
 
+// The names of the files in `dir`.
+std::set<std::string> FilesIn(const std::filesystem::path& dir) {
+  std::set<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    names.insert(e.path().filename().string());
+  }
+  return names;
+}
+
 TEST(ServeCli, ServesHealthMetricsAndACallThenStopsOnSigterm) {
+  // The server's scratch folder (TMPDIR) holds what a killed server left (its process is gone),
+  // a file of a process that runs (this test's), and one that is not a scratch file.
+  char tmpl[] = "/tmp/hotline_serve_cli_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::filesystem::path scratch = tmpl;
+  const pid_t gone = fork();
+  ASSERT_GE(gone, 0);
+  if (gone == 0) _exit(0);
+  ASSERT_EQ(waitpid(gone, nullptr, 0), gone);
+  const std::string dead = "hotline-serve-" + std::to_string(gone) + ".kb.sqlite";
+  const std::string alive = "hotline-serve-" + std::to_string(getpid()) + ".kb.sqlite.lm";
+  for (const std::string& name :
+       {dead, dead + ".lm", dead + ".lm.dict", alive, std::string("hotline-serve-notes.txt")}) {
+    std::ofstream(scratch / name) << "x";
+  }
+
   int err_pipe[2];
   ASSERT_EQ(pipe(err_pipe), 0);
   const std::string binary = std::string(HOTLINE_BINARY_DIR) + "/hotline";
@@ -32,6 +60,7 @@ TEST(ServeCli, ServesHealthMetricsAndACallThenStopsOnSigterm) {
   if (pid == 0) {
     dup2(err_pipe[1], STDERR_FILENO);
     close(err_pipe[0]);
+    setenv("TMPDIR", tmpl, 1);
     execl(binary.c_str(), binary.c_str(), "serve", "--port", "0", "--set", "log_level=warn",
           static_cast<char*>(nullptr));
     _exit(127);
@@ -80,6 +109,9 @@ TEST(ServeCli, ServesHealthMetricsAndACallThenStopsOnSigterm) {
   EXPECT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 0);
   close(err_pipe[0]);
+  // The dead server's files are gone, and so are this one's; the others are kept.
+  EXPECT_EQ(FilesIn(scratch), (std::set<std::string>{alive, "hotline-serve-notes.txt"}));
+  std::filesystem::remove_all(scratch);
 }
 
 // AudioSocket and the admin API as an operator runs them: the token comes from the environment,
