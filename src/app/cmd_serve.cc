@@ -76,8 +76,12 @@ void RemoveScratchOfGoneServers(const std::filesystem::path& dir) {
     if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) gone.push_back(it->path());
   }
   for (const auto& path : gone) {
-    std::filesystem::remove(path, ec);
-    if (!ec) HLOG_INFO("removed {}, left by a hotline serve that no longer runs", path.string());
+    if (std::filesystem::remove(path, ec)) {
+      HLOG_INFO("removed {}, left by a hotline serve that no longer runs", path.string());
+    } else if (ec) {
+      HLOG_WARN("cannot remove {}, left by a hotline serve that no longer runs: {}", path.string(),
+                ec.message());
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <latch>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -20,18 +21,36 @@ TEST(ThreadPool, RunsEveryTaskBeforeShutdownReturns) {
   EXPECT_EQ(done.load(), 50);
 }
 
+// Holds one worker of `pool` in a task until Release() (or destruction): tasks queued meanwhile
+// wait. The latch is shared with the task, which may still be waking when this is destroyed.
+class HeldWorker {
+ public:
+  explicit HeldWorker(ThreadPool& pool) {
+    std::latch started(1);
+    EXPECT_TRUE(pool.Submit([&started, release = release_] {
+                      started.count_down();
+                      release->wait();
+                    })
+                    .ok());
+    started.wait();
+  }
+  ~HeldWorker() { Release(); }
+  void Release() {
+    if (!released_) release_->count_down();
+    released_ = true;
+  }
+
+ private:
+  std::shared_ptr<std::latch> release_ = std::make_shared<std::latch>(1);
+  bool released_ = false;
+};
+
 TEST(ThreadPool, SaturatedPoolRefusesInsteadOfQueueingForever) {
   ThreadPool pool(1, 1);
-  std::latch release(1);
-  std::latch started(1);
-  ASSERT_TRUE(pool.Submit([&] {
-    started.count_down();
-    release.wait();
-  }).ok());
-  started.wait();
+  HeldWorker held(pool);
   Status fill = pool.TrySubmit([] {});  // fills the single queue slot
   Status over = pool.TrySubmit([] {});
-  release.count_down();
+  held.Release();
   EXPECT_TRUE(fill.ok()) << fill;
   EXPECT_EQ(over.code(), StatusCode::kResourceExhausted);
 }
@@ -93,14 +112,7 @@ TEST(Strand, BoundsPendingTasks) {
 
 TEST(Strand, PostOrRunHereRunsTheStrandOnTheCallerWhenThePoolIsSaturated) {
   ThreadPool pool(1, 1);
-  std::latch release(1);
-  std::latch started(1);
-  ASSERT_TRUE(pool.Submit([&] {
-                    started.count_down();
-                    release.wait();
-                  })
-                  .ok());
-  started.wait();
+  HeldWorker held(pool);
   ASSERT_TRUE(pool.TrySubmit([] {}).ok());  // the queue's one slot: the pool is saturated
   Strand strand(pool);
   ASSERT_EQ(strand.Post([] {}).code(), StatusCode::kResourceExhausted);
@@ -114,7 +126,7 @@ TEST(Strand, PostOrRunHereRunsTheStrandOnTheCallerWhenThePoolIsSaturated) {
   EXPECT_EQ(order, (std::vector<int>{1, 2}));  // both ran before PostOrRunHere returned
   EXPECT_EQ(ran_on, std::this_thread::get_id());
   EXPECT_EQ(strand.pending(), 0u);
-  release.count_down();
+  held.Release();
   pool.Shutdown();
 }
 
