@@ -41,9 +41,9 @@
 #include "app/cli.h"
 #include "app/eval_turns_report.h"
 #include "app/hotline_config.h"
+#include "app/speech_bench.h"
 #include "app/turn_questions.h"
 #include "asr/lm_builder.h"
-#include "pipeline/call_stack.h"
 #include "asr/recognizer.h"
 #include "asr/turn_eval.h"
 #include "audio/g711.h"
@@ -52,6 +52,7 @@
 #include "audio/wav.h"
 #include "common/build_paths.h"
 #include "common/log.h"
+#include "pipeline/call_stack.h"
 #include "tts/synthesizer.h"
 
 namespace hotline::cli {
@@ -177,81 +178,12 @@ std::optional<Split> ChooseSplit(const std::string& spoken, size_t index, std::m
 // ---------------------------------------------------------------------------------------------
 // Voices and the synthesized-audio cache.
 
-struct Voice {
-  std::string name;  // slt, rms, awb, kal16, espeak
-  bool tuning = false;
-  tts::TtsConfig config;
-};
-
-Result<Voice> MakeVoice(const std::string& name, bool tuning) {
-  Voice v{name, tuning, {}};
-  if (name == "espeak") {
-    v.config.backend = "espeak-ng";
-    v.config.espeak_ng.voice = "en-us";
-  } else if (name == "slt" || name == "rms" || name == "awb" || name == "kal16" || name == "kal") {
-    v.config.backend = "flite";
-    v.config.flite.voice = "cmu_us_" + name;
-  } else {
-    return InvalidArgumentError("unknown voice '" + name +
-                                "' (slt, rms, awb, kal16, kal: flite; espeak: espeak-ng en-us)");
-  }
-  return v;
-}
-
-uint64_t Fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-// Frames of 20 ms at 8 kHz: leading and trailing frames below max(peak - 40 dB, -55 dBFS) go.
-std::vector<int16_t> TrimSilence(const std::vector<int16_t>& x) {
-  const size_t f = 160;
-  std::vector<float> db;
-  for (size_t i = 0; i + f <= x.size(); i += f) {
-    db.push_back(audio::LevelDbfs(std::span<const int16_t>(x).subspan(i, f)));
-  }
-  if (db.empty()) return x;
-  const float floor = std::max(*std::max_element(db.begin(), db.end()) - 40.0f, -55.0f);
-  size_t b = 0, e = db.size();
-  while (b < e && db[b] < floor) ++b;
-  while (e > b && db[e - 1] < floor) --e;
-  return std::vector<int16_t>(x.begin() + static_cast<ptrdiff_t>(b * f),
-                              x.begin() + static_cast<ptrdiff_t>(e * f));
-}
-
-class SpeechCache {
- public:
-  explicit SpeechCache(std::string dir) : dir_(std::move(dir)) {}
-
-  // 8 kHz speech of `text` by `voice`, trimmed to its speech. Thread-safe per distinct file.
-  Result<std::vector<int16_t>> Get(const Voice& voice, const std::string& text) {
-    char name[32];
-    std::snprintf(name, sizeof(name), "%016llx.wav",
-                  static_cast<unsigned long long>(Fnv1a(voice.name + "|" + text)));
-    const std::filesystem::path path = std::filesystem::path(dir_) / voice.name / name;
-    if (std::filesystem::exists(path)) {
-      auto read = audio::ReadWavFile(path.string());
-      if (read.ok() && read->audio.sample_rate_hz == 8000) return read->audio.samples;
-    }
-    ASSIGN_OR_RETURN(auto synth, tts::CreateSynthesizer(voice.config));
-    ASSIGN_OR_RETURN(audio::AudioBuffer speech, tts::SynthesizeToBuffer(*synth, text));
-    ASSIGN_OR_RETURN(audio::AudioBuffer narrow, audio::Resample(audio::AudioView(speech), 8000));
-    std::vector<int16_t> trimmed = TrimSilence(narrow.samples);
-    std::error_code ec;
-    std::filesystem::create_directories(path.parent_path(), ec);
-    const std::string tmp =
-        path.string() + ".tmp" + std::to_string(::getpid()) + "_" +
-        std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
-    if (audio::WriteWavFile(tmp, audio::AudioView(trimmed, 8000), audio::Codec::kPcm16).ok()) {
-      std::filesystem::rename(tmp, path, ec);
-    }
-    return trimmed;
-  }
-
- private:
-  std::string dir_;
-};
+using speech_bench::Fnv1a;
+using speech_bench::MakeVoice;
+using speech_bench::SplitList;
+using speech_bench::TrimSilence;
+using speech_bench::Voice;
+using SpeechCache = speech_bench::VoiceCache;
 
 // ---------------------------------------------------------------------------------------------
 // Utterances.
@@ -292,15 +224,6 @@ asr::TurnUtterance Assemble(const std::vector<int16_t>& a, const std::vector<int
 }
 
 // ---------------------------------------------------------------------------------------------
-
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, ',');) {
-    if (!part.empty()) out.push_back(part);
-  }
-  return out;
-}
 
 // Recordings of pocketsphinx-testdata with their transcripts.
 struct Recording {
@@ -510,43 +433,23 @@ Status TraceItems(std::vector<Item>& items, asr::Recognizer& recognizer,
 }
 
 // The command line, checked.
-struct TurnsOptions {
-  std::string data;
-  std::string cache_dir;
+struct TurnsOptions : speech_bench::CommonOptions {
   int per_set = 12;
   std::vector<int> pauses;
-  std::vector<Voice> voices;
   bool no_real = false;
   bool tune = false;
-  int threads = 2;
-  std::string config_path;
-  std::vector<std::string> overrides;
-  bool json = false;
-  std::optional<std::string> out_path;
 };
 
 // Errors are usage errors.
 Result<TurnsOptions> ParseTurnsOptions(Args& args) {
   TurnsOptions o;
-  o.data = args.GetOr("--data", "../shared/data");
-  o.cache_dir = args.GetOr("--cache", "");
   auto per_set = args.GetInt("--questions", 12, 1, 10000);
   const std::string pauses_arg = args.GetOr("--pauses", "300,600,1000,1500");
-  const std::string tuning_arg = args.GetOr("--tuning-voices", "slt,rms");
-  const std::string report_arg = args.GetOr("--report-voices", "awb,kal16,espeak");
   o.no_real = args.Has("--no-real");
   o.tune = args.Has("--tune");
-  auto threads = args.GetInt("--threads", 2, 1, 64);
-  o.config_path = args.GetOr("--config", "");
-  o.overrides = args.GetAll("--set");
-  o.json = args.Has("--json");
-  o.out_path = args.Get("-o");
-  RETURN_IF_ERROR(args.Finish());
+  RETURN_IF_ERROR(speech_bench::ParseCommonOptions(args, o));
   RETURN_IF_ERROR(per_set.status());
-  RETURN_IF_ERROR(threads.status());
-  if (!args.positional().empty()) return InvalidArgumentError("unexpected argument");
   o.per_set = static_cast<int>(*per_set);
-  o.threads = static_cast<int>(*threads);
   for (const std::string& p : SplitList(pauses_arg)) {
     try {
       const int v = std::stoi(p);
@@ -556,19 +459,6 @@ Result<TurnsOptions> ParseTurnsOptions(Args& args) {
       return InvalidArgumentError("--pauses takes pause lengths in ms, 100..5000, comma-separated");
     }
   }
-  for (const auto& [list, tuning] : {std::pair{tuning_arg, true}, std::pair{report_arg, false}}) {
-    for (const std::string& name : SplitList(list)) {
-      ASSIGN_OR_RETURN(Voice v, MakeVoice(name, tuning));
-      o.voices.push_back(std::move(v));
-    }
-  }
-  if (o.cache_dir.empty()) {
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    const char* home = std::getenv("HOME");
-    o.cache_dir = xdg && *xdg ? std::string(xdg) + "/hotline/turns"
-                  : home      ? std::string(home) + "/.cache/hotline/turns"
-                              : "/tmp/hotline-turns-cache";
-  }
   return o;
 }
 
@@ -577,32 +467,18 @@ Result<TurnsOptions> ParseTurnsOptions(Args& args) {
 // rule's hint. The domain model's files stay until this is destroyed (decoders are built as
 // streams need them).
 struct TurnObjects {
-  ~TurnObjects() {
-    if (lm.empty()) return;
-    std::error_code ec;
-    std::filesystem::remove(lm, ec);
-    std::filesystem::remove(lm + ".dict", ec);
-  }
-  std::string lm;
-  std::unique_ptr<asr::Recognizer> recognizer;
+  std::unique_ptr<speech_bench::KbRecognizer> kb;
   std::shared_ptr<const asr::TurnEndModel> model;
   std::unique_ptr<answer::AnswerStack> stack;
 };
 
 Result<std::unique_ptr<TurnObjects>> BuildTurnObjects(const HotlineConfig& cfg) {
   auto o = std::make_unique<TurnObjects>();
-  const std::string kb_csv = std::string(HOTLINE_ASSETS_DIR) + "/kb/bitext_kb.csv";
-  asr::AsrConfig asr_cfg = cfg.asr;
-  const std::string lm = "/tmp/hotline_eval_turns_" + std::to_string(getpid()) + ".lm";
-  RETURN_IF_ERROR(pipeline::UseKnowledgeBaseLm(asr_cfg, kb_csv, lm).status());
-  o->lm = lm;
-  auto recognizer = asr::CreateRecognizer(asr_cfg);
-  if (!recognizer.ok()) return recognizer.status().WithContext("recognizer");
-  o->recognizer = std::move(*recognizer);
+  ASSIGN_OR_RETURN(o->kb, speech_bench::BuildKbRecognizer(cfg.asr, "eval_turns"));
   ASSIGN_OR_RETURN(o->model, asr::LoadTurnEndModel(cfg.asr.turn));
   answer::AnswerStackOptions so;
   so.kb_path = ":memory:";
-  so.kb_csv = kb_csv;
+  so.kb_csv = std::string(HOTLINE_ASSETS_DIR) + "/kb/bitext_kb.csv";
   auto stack = answer::AnswerStack::Build(cfg.answer, answer::StoreConfig{}, so);
   if (!stack.ok()) return stack.status().WithContext("answer stack");
   o->stack = std::move(*stack);
@@ -658,7 +534,7 @@ int RunEvalTurns(std::span<const std::string> argv) {
   if (!o.no_real) {
     if (Status st = AddRecordings(o.pauses, &items); !st.ok()) return Fail(st);
   }
-  if (Status st = TraceItems(items, *(*objects)->recognizer, (*objects)->model, looks_complete,
+  if (Status st = TraceItems(items, *(*objects)->kb->recognizer, (*objects)->model, looks_complete,
                              cfg->speech_in.vad, o.threads);
       !st.ok()) {
     return Fail(st);

@@ -30,6 +30,18 @@ Status BargeInConfig::Validate() const {
     return InvalidArgumentError("resume_after_ms must be in [20, 5000], got " +
                                 std::to_string(resume_after_ms));
   }
+  if (backchannel_max_ms < min_speech_ms || backchannel_max_ms > max_hold_ms) {
+    return InvalidArgumentError("backchannel_max_ms must be in [min_speech_ms, max_hold_ms], got " +
+                                std::to_string(backchannel_max_ms));
+  }
+  if (max_hold_ms < min_speech_ms || max_hold_ms > 10000) {
+    return InvalidArgumentError("max_hold_ms must be in [min_speech_ms, 10000], got " +
+                                std::to_string(max_hold_ms));
+  }
+  if (hold_release_ms < kFrameMs || hold_release_ms > 2000) {
+    return InvalidArgumentError("hold_release_ms must be in [20, 2000], got " +
+                                std::to_string(hold_release_ms));
+  }
   return Status::Ok();
 }
 
@@ -60,31 +72,60 @@ void BargeInDetector::Reset() {
   triggered_ = false;
   paused_ = false;
   paused_ms_ = 0;
+  holding_ = false;
+  held_speech_ms_ = 0;
+  caller_speech_ = false;
 }
 
-BargeInEvent BargeInDetector::Process(const VadFrame& inbound, float outbound_level_dbfs) {
+BargeInEvent BargeInDetector::Process(const VadFrame& inbound, float outbound_level_dbfs,
+                                      Words words) {
   outbound_history_[next_] = outbound_level_dbfs;
   next_ = (next_ + 1) % outbound_history_.size();
-  if (triggered_) return BargeInEvent::kNone;
-
   const float outbound_peak =
       *std::max_element(outbound_history_.begin(), outbound_history_.end());
   const bool above_echo =
       inbound.level_dbfs > outbound_peak - static_cast<float>(config_.echo_return_loss_db);
-  if (inbound.speech && above_echo) {
+  caller_speech_ = inbound.speech && above_echo;
+  if (triggered_) return BargeInEvent::kNone;
+
+  const bool caller_speech = caller_speech_;
+  if (caller_speech) {
     speech_ms_ += kFrameMs;
     gap_ms_ = 0;
   } else {
     gap_ms_ += kFrameMs;
-    if (gap_ms_ > config_.max_gap_ms) speech_ms_ = 0;
+    if (gap_ms_ > config_.max_gap_ms && !holding_) speech_ms_ = 0;
+  }
+  if (paused_) paused_ms_ += kFrameMs;
+  if (holding_) {
+    if (caller_speech) held_speech_ms_ += kFrameMs;
+    const bool long_speech = held_speech_ms_ >= config_.backchannel_max_ms;
+    if ((words == Words::kOther && long_speech) || held_speech_ms_ >= config_.max_hold_ms) {
+      return Confirm();
+    }
+    if (gap_ms_ >= config_.hold_release_ms) {
+      // The caller stopped: a cue word ends the agent's turn ...
+      if (words == Words::kCue) return Confirm();
+      // ... short speech, or only "uh-huh", "okay", the agent's own words: the agent carries on.
+      holding_ = false;
+      paused_ = false;
+      speech_ms_ = 0;
+      return BargeInEvent::kResume;
+    }
+    return BargeInEvent::kNone;
   }
   if (speech_ms_ >= config_.min_speech_ms) {
-    triggered_ = true;
-    paused_ = false;
-    return BargeInEvent::kBargeIn;
+    if (!config_.check_words) return Confirm();
+    holding_ = true;
+    held_speech_ms_ = speech_ms_;
+    if (!paused_) {  // no pause stage: the agent falls silent while the words are awaited
+      paused_ = true;
+      paused_ms_ = 0;
+      return BargeInEvent::kPause;
+    }
+    return BargeInEvent::kNone;
   }
   if (paused_) {
-    paused_ms_ += kFrameMs;
     if (speech_ms_ == 0 || paused_ms_ >= config_.resume_after_ms) {
       // A cough, a click, an "mm-hm": the agent carries on. The count starts afresh so that
       // continued sparse speech does not pause it again at once.
@@ -98,6 +139,13 @@ BargeInEvent BargeInDetector::Process(const VadFrame& inbound, float outbound_le
     return BargeInEvent::kPause;
   }
   return BargeInEvent::kNone;
+}
+
+BargeInEvent BargeInDetector::Confirm() {
+  triggered_ = true;
+  paused_ = false;
+  holding_ = false;
+  return BargeInEvent::kBargeIn;
 }
 
 }  // namespace hotline::audio

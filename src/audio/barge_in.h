@@ -13,6 +13,17 @@
 // cancelled); speech that stops short of that, or is not confirmed within `resume_after_ms` of
 // the pause, gives kResume (the kept audio plays on).
 //
+// Speech alone does not tell an interruption from a backchannel: "uh-huh", "okay", "right" last
+// as long as "wait, what?". With `check_words`, reaching `min_speech_ms` does not confirm: the
+// pause is held while the caller speaks, and the caller of Process says what the words so far
+// are (Words, from the partial transcript). Words other than backchannel words confirm once the
+// caller has spoken `backchannel_max_ms` (a backchannel is short, and the recognizer often hears
+// a short "uh huh" as words of its domain); `max_hold_ms` of speech confirms whatever its words.
+// When the caller stops (`hold_release_ms` of silence), an interruption cue ("stop", "wait",
+// "no") confirms; anything else resumes the agent's audio (kResume), the count starting afresh.
+// So a real interruption silences the agent as fast as before (the pause) and only its
+// confirmation waits for the words.
+//
 // Thread-safety: one per call, one thread at a time. No allocation after construction.
 #pragma once
 
@@ -42,6 +53,16 @@ struct BargeInConfig {
   int pause_after_ms = 80;
   // A pause not confirmed within this long resumes the agent's audio where it stopped.
   int resume_after_ms = 300;
+  // Confirm only once the caller's words interrupt (see above); false: min_speech_ms confirms.
+  bool check_words = true;
+  // Longest caller speech still taken for a backchannel when its words are not backchannel
+  // words (the recognizer often mishears a short "uh huh"): longer speech with such words
+  // confirms.
+  int backchannel_max_ms = 900;
+  // Caller speech that confirms whatever the words.
+  int max_hold_ms = 1200;
+  // Silence after backchannel-only speech that ends the hold: the agent's audio resumes.
+  int hold_release_ms = 200;
 
   template <class V>
   void Visit(V& v) {
@@ -54,6 +75,15 @@ struct BargeInConfig {
             "Caller speech that pauses playback pending confirmation (ms; 0 = no pause stage)");
     v.Field("resume_after_ms", resume_after_ms,
             "An unconfirmed pause resumes the agent's audio after this long (ms)");
+    v.Field("check_words", check_words,
+            "Confirm only when the caller's words interrupt: a backchannel (uh-huh, okay) or "
+            "the agent's own words said back hold the pause instead");
+    v.Field("backchannel_max_ms", backchannel_max_ms,
+            "Longest speech taken for a backchannel when its words are not backchannel words "
+            "(ms)");
+    v.Field("max_hold_ms", max_hold_ms, "Caller speech that confirms whatever the words (ms)");
+    v.Field("hold_release_ms", hold_release_ms,
+            "Silence after backchannel-only speech that resumes the agent (ms)");
   }
   Status Validate() const;
 };
@@ -71,20 +101,34 @@ class BargeInDetector {
   // REQUIRES: config.Validate().ok().
   explicit BargeInDetector(const BargeInConfig& config);
 
-  // One 20 ms frame: the VAD verdict on the inbound frame, and the level (dBFS) of the outbound
-  // frame sent at the same time (-120 or lower when Hotline is silent or paused). kBargeIn comes
-  // once (call Reset() to re-arm, e.g. when the agent speaks again); kPause is always followed
-  // by kResume or kBargeIn.
-  BargeInEvent Process(const VadFrame& inbound, float outbound_level_dbfs);
+  // What the caller's words so far do, as far as the caller of Process knows them.
+  enum class Words : uint8_t {
+    kUnknown,  // nothing recognized yet, or only backchannel words ("uh huh", "okay")
+    kOther,    // other words: an interruption if the caller says them at length
+    kCue,      // a word that interrupts however short ("stop", "wait", "no", "sorry")
+  };
 
+  // One 20 ms frame: the VAD verdict on the inbound frame, the level (dBFS) of the outbound
+  // frame sent at the same time (-120 or lower when Hotline is silent or paused), and what the
+  // caller's words so far do (read only with check_words). kBargeIn comes once (call Reset() to
+  // re-arm, e.g. when the agent speaks again); kPause is always followed by kResume or kBargeIn.
+  BargeInEvent Process(const VadFrame& inbound, float outbound_level_dbfs,
+                       Words words = Words::kUnknown);
+
+  // The last frame was the caller's speech: speech, and above the echo of the agent's audio.
+  bool caller_speech() const { return caller_speech_; }
   // Qualifying caller speech counted so far (ms).
   int speech_ms() const { return speech_ms_; }
   bool triggered() const { return triggered_; }
   bool paused() const { return paused_; }
+  // Speech reached min_speech_ms but its words have not yet interrupted (check_words).
+  bool holding() const { return holding_; }
   // Re-arms and forgets the outbound history.
   void Reset();
 
  private:
+  BargeInEvent Confirm();
+
   BargeInConfig config_;
   std::vector<float> outbound_history_;  // ring of the last echo_tail_ms outbound levels
   size_t next_ = 0;
@@ -93,6 +137,9 @@ class BargeInDetector {
   bool triggered_ = false;
   bool paused_ = false;
   int paused_ms_ = 0;
+  bool holding_ = false;
+  int held_speech_ms_ = 0;
+  bool caller_speech_ = false;  // caller speech since the pause, while holding
 };
 
 }  // namespace hotline::audio

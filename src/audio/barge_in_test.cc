@@ -30,6 +30,13 @@ constexpr auto kResume = BargeInEvent::kResume;
 constexpr auto kBargeIn = BargeInEvent::kBargeIn;
 
 // The frame index and kind of every event over `speech` (one flag per 20 ms frame).
+// The duration rule alone (check_words off): the stages by the length of the caller's speech.
+BargeInConfig DurationOnly() {
+  BargeInConfig c;
+  c.check_words = false;
+  return c;
+}
+
 std::vector<std::pair<int, BargeInEvent>> Events(BargeInDetector& d, const std::vector<bool>& speech,
                                                  float level = -25) {
   std::vector<std::pair<int, BargeInEvent>> out;
@@ -43,7 +50,7 @@ std::vector<std::pair<int, BargeInEvent>> Events(BargeInDetector& d, const std::
 using EventList = std::vector<std::pair<int, BargeInEvent>>;
 
 TEST(BargeIn, SustainedCallerSpeechPausesThenInterruptsOnce) {
-  BargeInDetector d(BargeInConfig{});
+  BargeInDetector d(DurationOnly());
   EXPECT_EQ(Events(d, std::vector<bool>(50, true)),
             (EventList{{80 / kFrameMs - 1, kPause}, {200 / kFrameMs - 1, kBargeIn}}));
   EXPECT_TRUE(d.triggered());
@@ -51,21 +58,21 @@ TEST(BargeIn, SustainedCallerSpeechPausesThenInterruptsOnce) {
 }
 
 TEST(BargeIn, WithoutThePauseStageOnlyTheBargeInFires) {
-  BargeInConfig c;
+  BargeInConfig c = DurationOnly();
   c.pause_after_ms = 0;
   BargeInDetector d(c);
   EXPECT_EQ(Events(d, std::vector<bool>(50, true)), (EventList{{200 / kFrameMs - 1, kBargeIn}}));
 }
 
 TEST(BargeIn, ShortBurstsDoNotInterrupt) {
-  BargeInDetector d(BargeInConfig{});
+  BargeInDetector d(DurationOnly());
   std::vector<bool> speech(100);
   for (int i = 0; i < 100; ++i) speech[i] = (i % 10) < 3;  // 60 ms "mm" every 200 ms
   EXPECT_EQ(Events(d, speech), EventList{});
 }
 
 TEST(BargeIn, ACoughPausesAndResumesWhenItEnds) {
-  BargeInDetector d(BargeInConfig{});
+  BargeInDetector d(DurationOnly());
   std::vector<bool> speech(40, false);
   for (int i = 0; i < 6; ++i) speech[i] = true;  // 120 ms
   // Paused at 80 ms; the count resets once the gap passes max_gap_ms (80 ms) after the cough.
@@ -74,7 +81,7 @@ TEST(BargeIn, ACoughPausesAndResumesWhenItEnds) {
 }
 
 TEST(BargeIn, AnUnconfirmedPauseResumesAfterResumeAfterMs) {
-  BargeInDetector d(BargeInConfig{});
+  BargeInDetector d(DurationOnly());
   // 20 ms of speech every 80 ms: gaps short enough to keep counting, too sparse to confirm.
   std::vector<bool> speech(60);
   for (int i = 0; i < 60; ++i) speech[i] = i % 4 == 0;
@@ -111,7 +118,7 @@ TEST(BargeIn, IgnoresEchoThatFollowsTheOutboundSignal) {
 }
 
 TEST(BargeIn, CallerLouderThanTheEchoGetsThrough) {
-  BargeInDetector d(BargeInConfig{});
+  BargeInDetector d(DurationOnly());
   bool fired = false;
   for (int i = 0; i < 30 && !fired; ++i) fired = d.Process(Frame(true, -20), -15) == kBargeIn;
   EXPECT_TRUE(fired);
@@ -132,7 +139,7 @@ TEST(BargeIn, RealSpeechEchoVersusCaller) {
   for (bool caller : {false, true}) {
     auto vad = Vad::Create(VadConfig{}, 16000);
     ASSERT_TRUE(vad.ok());
-    BargeInDetector d(BargeInConfig{});
+    BargeInDetector d(DurationOnly());
     bool fired = false;
     bool paused = false;
     std::vector<int16_t> in(n);
@@ -153,6 +160,104 @@ TEST(BargeIn, RealSpeechEchoVersusCaller) {
     EXPECT_EQ(fired, caller);
     EXPECT_EQ(paused, caller);  // the echo alone never even pauses the agent
   }
+}
+
+// check_words: the words decide once min_speech_ms is reached.
+using Words = BargeInDetector::Words;
+
+std::vector<std::pair<int, BargeInEvent>> EventsWithWords(BargeInDetector& d,
+                                                          const std::vector<bool>& speech,
+                                                          Words words) {
+  std::vector<std::pair<int, BargeInEvent>> out;
+  for (size_t i = 0; i < speech.size(); ++i) {
+    BargeInEvent e = d.Process(Frame(speech[i], -25), -120, words);
+    if (e != kNone) out.emplace_back(static_cast<int>(i), e);
+  }
+  return out;
+}
+
+// `ms` of speech, then `silence_ms` of silence, one flag per frame.
+std::vector<bool> Speech(int ms, int silence_ms) {
+  std::vector<bool> v(static_cast<size_t>(ms / kFrameMs), true);
+  v.resize(v.size() + static_cast<size_t>(silence_ms / kFrameMs), false);
+  return v;
+}
+
+constexpr int kPauseAt = 80 / kFrameMs - 1;
+
+TEST(BargeIn, ABackchannelHoldsThePauseAndResumesAfterItsSilence) {
+  const BargeInConfig c;  // check_words on by default
+  BargeInDetector d(c);
+  // "uh huh": 400 ms of speech whose words never interrupt, then silence.
+  const int release = 400 / kFrameMs - 1 + c.hold_release_ms / kFrameMs;
+  EXPECT_EQ(EventsWithWords(d, Speech(400, 600), Words::kUnknown),
+            (EventList{{kPauseAt, kPause}, {release, kResume}}));
+  EXPECT_FALSE(d.triggered());
+  EXPECT_FALSE(d.holding());
+  // Re-armed: the caller's next words over the agent pause it again.
+  EXPECT_EQ(EventsWithWords(d, Speech(400, 0), Words::kUnknown), (EventList{{kPauseAt, kPause}}));
+  EXPECT_TRUE(d.holding());
+}
+
+TEST(BargeIn, OtherWordsSaidBrieflyAreTakenForAMisheardBackchannel) {
+  const BargeInConfig c;
+  BargeInDetector d(c);
+  EXPECT_EQ(EventsWithWords(d, Speech(400, 600), Words::kOther),
+            (EventList{{kPauseAt, kPause},
+                       {400 / kFrameMs - 1 + c.hold_release_ms / kFrameMs, kResume}}));
+}
+
+TEST(BargeIn, OtherWordsSaidAtLengthConfirm) {
+  const BargeInConfig c;
+  BargeInDetector d(c);
+  EXPECT_EQ(EventsWithWords(d, Speech(2000, 0), Words::kOther),
+            (EventList{{kPauseAt, kPause}, {c.backchannel_max_ms / kFrameMs - 1, kBargeIn}}));
+  EXPECT_TRUE(d.triggered());
+  EXPECT_FALSE(d.holding());
+}
+
+TEST(BargeIn, ACueConfirmsWhenTheCallerStops) {
+  const BargeInConfig c;
+  BargeInDetector d(c);
+  // "wait": short, but a word that interrupts.
+  EXPECT_EQ(EventsWithWords(d, Speech(300, 600), Words::kCue),
+            (EventList{{kPauseAt, kPause},
+                       {300 / kFrameMs - 1 + c.hold_release_ms / kFrameMs, kBargeIn}}));
+}
+
+TEST(BargeIn, LongSpeechConfirmsWhateverItsWords) {
+  const BargeInConfig c;
+  BargeInDetector d(c);
+  EXPECT_EQ(EventsWithWords(d, Speech(2000, 0), Words::kUnknown),
+            (EventList{{kPauseAt, kPause}, {c.max_hold_ms / kFrameMs - 1, kBargeIn}}));
+}
+
+TEST(BargeIn, WithoutAPauseStageAHoldStillSilencesTheAgent) {
+  BargeInConfig c;
+  c.pause_after_ms = 0;
+  BargeInDetector d(c);
+  EXPECT_EQ(EventsWithWords(d, Speech(300, 400), Words::kUnknown),
+            (EventList{{200 / kFrameMs - 1, kPause},
+                       {300 / kFrameMs - 1 + c.hold_release_ms / kFrameMs, kResume}}));
+}
+
+TEST(BargeIn, WithoutTheWordCheckDurationAloneConfirms) {
+  BargeInDetector d(DurationOnly());
+  EXPECT_EQ(EventsWithWords(d, Speech(1000, 0), Words::kUnknown),
+            (EventList{{kPauseAt, kPause}, {200 / kFrameMs - 1, kBargeIn}}));
+}
+
+TEST(BargeIn, ValidatesTheHold) {
+  BargeInConfig c;
+  c.max_hold_ms = c.min_speech_ms - 20;
+  EXPECT_FALSE(c.Validate().ok());
+  c = BargeInConfig{};
+  c.backchannel_max_ms = c.max_hold_ms + 20;
+  EXPECT_FALSE(c.Validate().ok());
+  c = BargeInConfig{};
+  c.hold_release_ms = 0;
+  EXPECT_FALSE(c.Validate().ok());
+  EXPECT_TRUE(BargeInConfig{}.Validate().ok());
 }
 
 }  // namespace

@@ -64,6 +64,9 @@ void CallSession::Core::RunSpeak(int idx, const std::shared_ptr<CancelToken>& to
   const Speaker::Output out = SpeakOutput(idx, *token);
   Status status;
   for (const std::string& text : pieces) {
+    // The listen strand tells a caller saying these words back from one interrupting them.
+    (void)listen.Post(
+        [self = shared_from_this(), idx, text] { self->listener->AgentSays(idx, text); });
     const bool first_piece = chunked_turn != idx;
     chunked_turn = idx;
     for (const std::string& chunk : speaker->ChunksOf(first_piece, text)) {

@@ -116,8 +116,10 @@ TEST_F(CallSessionTest, BargeInClearsCancelsAndListens) {
   StartCall();
   Say();
   ASSERT_TRUE(WaitFor([&] { return sink_->bytes() > 0; }));
-  // The caller talks over the agent, louder than the agent's echo.
-  Feed(Vowel(400, 6000));
+  // The caller talks over the agent, louder than the agent's echo, with words that are more than
+  // a backchannel (the recognizer's partial comes after 5 frames), at length.
+  recognizer_.stable_after_frames = 5;
+  Feed(Vowel(1200, 6000));
   ASSERT_TRUE(WaitFor([&] { return sink_->clears() == 1; }));
   EXPECT_TRUE(WaitFor([&] { return answerer_.saw_cancel.load(); }));
   auto turns = session_->Turns();

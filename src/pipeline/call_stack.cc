@@ -5,6 +5,7 @@
 #include "answer/understand/clarify.h"
 #include "asr/lm_builder.h"
 #include "common/log.h"
+#include "pipeline/dialogue_acts.h"
 
 namespace hotline::pipeline {
 
@@ -81,6 +82,14 @@ Result<std::vector<std::string>> UseKnowledgeBaseLm(asr::AsrConfig& asr, const s
   constexpr int kReplyRepeats = 20;
   for (int i = 0; i < kReplyRepeats; ++i) {
     for (const std::string& reply : answer::EnglishClarificationReplies()) texts.push_back(reply);
+  }
+  // ... and talk over the agent: they keep it going ("uh huh", "okay") or stop it ("wait"). A
+  // backchannel heard as a question word, or a cue heard as nothing, misleads the barge-in's
+  // word check (speech_in.barge_in.check_words).
+  constexpr int kBackchannelRepeats = 10;
+  for (int i = 0; i < kBackchannelRepeats; ++i) {
+    for (const std::string& b : EnglishBackchannels()) texts.push_back(b);
+    for (const std::string& c : EnglishInterruptionCues()) texts.push_back(c);
   }
   auto built = asr::WriteDomainLm(texts, asr.pocketsphinx.dictionary, lm_path);
   if (!built.ok()) return built.status().WithContext("domain language model from the knowledge base");

@@ -634,7 +634,59 @@ DialogueAct ReadMandarinSocialAct(std::string_view phrase, const DialogueState& 
   return DialogueAct::kNone;
 }
 
+Overlap ReadMandarinOverlap(std::string_view joined) {
+  static const ZhPieces keys{"嗯",     "嗯嗯", "嗯哼",   "对",   "对对", "对的", "是",   "是的",
+                             "好",     "好的", "行",     "哦",   "噢",   "喔",   "啊",   "明白",
+                             "明白了", "知道", "知道了", "了解", "懂了", "可以", "没错", "谢谢"};
+  static const ZhPieces none{};
+  if (ZhFits(joined, keys, none)) return Overlap::kBackchannel;
+  for (std::string_view cue : {"等一下", "等等", "稍等", "不对", "不是", "停", "喂", "但是"}) {
+    if (joined.find(cue) != std::string_view::npos) return Overlap::kCue;
+  }
+  return Overlap::kWords;
+}
+
 }  // namespace
+
+Overlap ReadOverlap(std::string_view phrase, const std::unordered_set<std::string>& agent_words) {
+  if (phrase.empty()) return Overlap::kBackchannel;
+  if (!IsAscii(phrase)) {
+    std::string joined(phrase);
+    std::erase(joined, ' ');
+    return ReadMandarinOverlap(joined);
+  }
+  // Words a listener says to keep the speaker going, and the fillers and courtesy around them.
+  static const WordSet listening{
+      "uh huh mm hm hmm mhm mmhmm um uhm er ah oh ok okay alright right yeah yes yep yup sure",
+      "i see got it gotcha understood understand makes sense fine great good cool perfect",
+      "exactly true thanks thank you all correct indeed absolutely totally definitely wow",
+      "really interesting nice lovely awesome excellent wonderful noted fair enough"};
+  // Words that begin an interruption however short the speech is.
+  static const WordSet cues{"stop wait no nope sorry hold hang excuse pardon hey"};
+  Overlap read = Overlap::kBackchannel;
+  for (std::string_view w : Split(phrase)) {
+    if (cues.Has(w)) return Overlap::kCue;
+    if (listening.Has(w) || agent_words.count(std::string(w)) != 0) continue;
+    read = Overlap::kWords;
+  }
+  return read;
+}
+
+const std::vector<std::string>& EnglishBackchannels() {
+  static const std::vector<std::string> phrases{
+      "uh huh",      "mm hm",     "mhm",         "okay",        "ok",         "right",
+      "yeah",        "yes",       "yep",         "sure",        "alright",    "all right",
+      "i see",       "got it",    "okay thanks", "thank you",   "thanks",     "great",
+      "perfect",     "cool",      "fine",        "exactly",     "understood", "yeah okay",
+      "right right", "okay okay", "yes yes",     "uh huh okay", "okay great", "right okay"};
+  return phrases;
+}
+
+const std::vector<std::string>& EnglishInterruptionCues() {
+  static const std::vector<std::string> phrases{
+      "stop", "wait", "no", "sorry", "excuse me", "hold on", "hang on", "pardon", "hey", "no no"};
+  return phrases;
+}
 
 std::string_view DialogueActName(DialogueAct act) {
   switch (act) {

@@ -23,7 +23,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <unordered_set>
+#include <vector>
 
 #include "pipeline/call_config.h"
 
@@ -59,6 +62,28 @@ struct DialogueState {
 // The act of one turn. `phrase` is PhraseText of the final (or a stable partial) transcript.
 DialogueAct ReadDialogueAct(const CallConfig& call, std::string_view phrase,
                             const DialogueState& state = {});
+
+// What the caller's words over the agent do to its turn.
+enum class Overlap : uint8_t {
+  kBackchannel,  // they only keep the agent going
+  kWords,        // other words: an interruption if said at length
+  kCue,          // an interruption cue ("stop", "wait", "no", "sorry"): interrupts however short
+};
+// Reads the words the caller has said so far over the agent (`phrase`, PhraseText of a partial
+// transcript). Backchannel words ("uh huh", "mm hm", "okay", "right", "yeah", "I see", "got it",
+// "sure", fillers, "thanks") and words of what the agent is saying (`agent_words`, PhraseText
+// words: the caller repeating "five to seven days" back) are no interruption; an empty phrase
+// (nothing recognized yet: a cough, a click, the first syllable) reads as a backchannel too.
+// Mandarin turns by pieces ("嗯", "对对", "好的", "明白了"; cues "等一下", "不对", "停"), without
+// the repeat test.
+Overlap ReadOverlap(std::string_view phrase, const std::unordered_set<std::string>& agent_words);
+
+// Common English backchannels ("uh huh", "okay", "i see"), for the recognizer's domain model: a
+// model built from questions alone hears a short "uh huh" as the nearest question word.
+const std::vector<std::string>& EnglishBackchannels();
+// The interruption cues of ReadOverlap as short phrases ("stop", "wait", "excuse me"), for the
+// same model: a cue the recognizer cannot hear never stops the agent when said alone.
+const std::vector<std::string>& EnglishInterruptionCues();
 
 // True for the acts the session answers without the answer tiers when call.social_replies is on
 // (all but kNone, goodbye and agent requests, which are always the session's own).

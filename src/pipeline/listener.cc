@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "pipeline/call_session.h"  // PhraseText
+#include "pipeline/dialogue_acts.h"
 
 namespace hotline::pipeline {
 namespace {
@@ -58,7 +59,11 @@ void Listener::Hear(audio::AudioView frame, Playback playback, std::vector<Event
   }
   DetectBargeIn(*verdict, playback, events);
   RememberPreroll(frame);
-  const audio::EndpointUpdate u = endpointer_.Push(verdict->speech);
+  // While the agent's audio plays, the line carries its echo: only speech above that echo is the
+  // caller's (the barge-in detector's test), so the echo neither opens an utterance nor keeps
+  // one open.
+  const bool speech = playback.playing ? barge_.caller_speech() : verdict->speech;
+  const audio::EndpointUpdate u = endpointer_.Push(speech);
   switch (u.event) {
     case audio::EndpointEvent::kSpeechStart:
       StartUtterance(frame, playback.playing, events);
@@ -72,12 +77,14 @@ void Listener::Hear(audio::AudioView frame, Playback playback, std::vector<Event
       events.push_back(std::move(e));
       overlapped_ = barged_ = false;
       hinted_phrase_.clear();
+      words_ = audio::BargeInDetector::Words::kUnknown;
       break;
     }
     case audio::EndpointEvent::kDiscarded: {
       stream_.reset();
       overlapped_ = barged_ = false;
       hinted_phrase_.clear();
+      words_ = audio::BargeInDetector::Words::kUnknown;
       Event e = Of(EventKind::kDiscarded);
       e.update = u;
       events.push_back(std::move(e));
@@ -108,11 +115,12 @@ void Listener::HintComplete(const std::string& phrase) {
 void Listener::DetectBargeIn(const audio::VadFrame& verdict, Playback playback,
                              std::vector<Event>& events) {
   if (playback.playing) {
-    switch (barge_.Process(verdict, playback.level_dbfs)) {
+    switch (barge_.Process(verdict, playback.level_dbfs, words_)) {
       case audio::BargeInEvent::kPause:
         events.push_back(Of(EventKind::kPause));
         break;
       case audio::BargeInEvent::kResume:
+        words_ = audio::BargeInDetector::Words::kUnknown;  // the next run's words are judged anew
         events.push_back(Of(EventKind::kResume));
         break;
       case audio::BargeInEvent::kBargeIn:
@@ -128,6 +136,36 @@ void Listener::DetectBargeIn(const audio::VadFrame& verdict, Playback playback,
   was_playing_ = playback.playing;
 }
 
+void Listener::JudgeWords(const std::string& partial) {
+  if (barged_) return;
+  using Words = audio::BargeInDetector::Words;
+  switch (ReadOverlap(PhraseText(partial), agent_words_)) {
+    case Overlap::kBackchannel:
+      if (words_ != Words::kCue) words_ = Words::kUnknown;
+      break;
+    case Overlap::kWords:
+      if (words_ != Words::kCue) words_ = Words::kOther;
+      break;
+    case Overlap::kCue:
+      // Kept until the speech is over: a later partial often loses a short "wait" again.
+      words_ = Words::kCue;
+      break;
+  }
+}
+
+void Listener::AgentSays(int turn, std::string_view text) {
+  if (turn != agent_turn_) {
+    agent_turn_ = turn;
+    agent_words_.clear();
+  }
+  const std::string phrase = PhraseText(text);
+  for (size_t i = 0; i < phrase.size();) {
+    const size_t end = std::min(phrase.find(' ', i), phrase.size());
+    if (end > i) agent_words_.emplace(phrase, i, end - i);
+    i = end + 1;
+  }
+}
+
 void Listener::RememberPreroll(audio::AudioView frame) {
   if (preroll_.empty()) return;
   std::copy(frame.samples.begin(), frame.samples.end(), preroll_[preroll_next_].begin());
@@ -139,6 +177,7 @@ void Listener::StartUtterance(audio::AudioView frame, bool playing, std::vector<
   overlapped_ = playing;
   barged_ = barged_ && playing;  // a barge-in may have fired on this very frame
   partial_revision_ = 0;
+  words_ = audio::BargeInDetector::Words::kUnknown;
   if (turn_) turn_->Reset();
   hinted_phrase_.clear();
   stream_.reset();
@@ -165,6 +204,8 @@ void Listener::ContinueUtterance(audio::AudioView frame, const audio::VadFrame& 
   if (partial.revision != partial_revision_) {
     partial_revision_ = partial.revision;
     if (turn_) turn_->OnPartial(partial.text, now_ms);
+    // Over the agent, the words decide whether this is an interruption or a backchannel.
+    JudgeWords(partial.text);
     // The caller said more than the question the hint was for: back to the full silence.
     if (!hinted_phrase_.empty() && PhraseText(partial.text) != hinted_phrase_) {
       endpointer_.SetLooksComplete(false);

@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "asr/recognizer.h"
@@ -102,6 +103,11 @@ class Listener {
   // partial that reads differently later takes the hint back.
   void HintComplete(const std::string& phrase);
 
+  // The agent's turn `turn` is saying `text` (each piece as it is spoken): a caller who only says
+  // its words back ("five to seven days?") over the agent is not interrupting
+  // (BargeInConfig::check_words). A new turn forgets the last one's words.
+  void AgentSays(int turn, std::string_view text);
+
   bool in_utterance() const { return endpointer_.in_utterance(); }
 
  private:
@@ -114,6 +120,8 @@ class Listener {
   void ContinueUtterance(audio::AudioView frame, const audio::VadFrame& verdict, int64_t now_ms,
                          std::vector<Event>& events);
   void StreamFailed(const Status& s, std::vector<Event>& events);
+  // A new partial: what do the caller's words do to the agent's turn (barge-in's check_words)?
+  void JudgeWords(const std::string& partial);
 
   ListenerOptions options_;
   asr::Recognizer* recognizer_;
@@ -132,6 +140,10 @@ class Listener {
   bool overlapped_ = false;    // the open utterance began while the agent was playing
   bool barged_ = false;        // ... and became a barge-in
   std::string hinted_phrase_;  // the partial whose cached answer told the endpointer "complete"
+  // What the open utterance's words do to the agent's turn (barge-in's check_words).
+  audio::BargeInDetector::Words words_ = audio::BargeInDetector::Words::kUnknown;
+  int agent_turn_ = -1;
+  std::unordered_set<std::string> agent_words_;  // PhraseText words of agent_turn_'s speech
 };
 
 }  // namespace hotline::pipeline

@@ -156,15 +156,18 @@ TEST_F(ListenerTest, SpeechTooShortToBeATurnIsDiscarded) {
 }
 
 TEST_F(ListenerTest, CallerSpeechOverTheAgentPausesThenBargesIn) {
+  recognizer_.stable_after_frames = 5;  // "where is my order": words that interrupt
   Make(&recognizer_);
   Hear(Silence(200));
   playback_.playing = true;  // the agent's audio is playing, quietly at the caller's end
-  std::vector<Listener::Event> events = Hear(Vowel(600));
+  // Words other than a backchannel, said at length (backchannel_max_ms): an interruption.
+  std::vector<Listener::Event> events = Hear(Vowel(1200));
   std::vector<Kind> kinds = Kinds(events);
+  std::erase(kinds, Kind::kPartial);
   ASSERT_GE(kinds.size(), 3u);
   EXPECT_EQ(kinds[0], Kind::kSpeechStart);
   EXPECT_EQ(kinds[1], Kind::kPause);    // pause_after_ms of speech
-  EXPECT_EQ(kinds[2], Kind::kBargeIn);  // min_speech_ms
+  EXPECT_EQ(kinds[2], Kind::kBargeIn);
   playback_.playing = false;            // the turn controller stopped it
   events = Hear(Silence(700));
   const Listener::Event* end = Find(events, Kind::kEndOfTurn);
@@ -172,17 +175,30 @@ TEST_F(ListenerTest, CallerSpeechOverTheAgentPausesThenBargesIn) {
   EXPECT_FALSE(end->echo);  // a real turn, to be answered
 }
 
-TEST_F(ListenerTest, SpeechOverLoudAgentAudioThatNeverBargesInIsEcho) {
+TEST_F(ListenerTest, ACueWordStopsTheAgentWhenTheCallerStops) {
+  recognizer_.SetTexts({"wait"});
+  recognizer_.stable_after_frames = 5;
+  Make(&recognizer_);
+  Hear(Silence(200));
+  playback_.playing = true;
+  std::vector<Listener::Event> events = Hear(Vowel(400));
+  EXPECT_EQ(Find(events, Kind::kBargeIn), nullptr);  // held while the caller speaks
+  events = Hear(Silence(700));
+  EXPECT_NE(Find(events, Kind::kBargeIn), nullptr);
+  const Listener::Event* end = Find(events, Kind::kEndOfTurn);
+  ASSERT_NE(end, nullptr);
+  EXPECT_FALSE(end->echo);  // a turn to answer
+}
+
+TEST_F(ListenerTest, TheAgentsEchoOpensNoUtterance) {
   Make(&recognizer_);
   Hear(Silence(200));
   playback_.playing = true;
   playback_.level_dbfs = -3.0f;  // far louder than the caller: what comes back is its echo
-  std::vector<Listener::Event> events = Hear(Vowel(600));
-  EXPECT_EQ(Kinds(events), std::vector<Kind>{Kind::kSpeechStart});
-  events = Hear(Silence(700));
-  const Listener::Event* end = Find(events, Kind::kEndOfTurn);
-  ASSERT_NE(end, nullptr);
-  EXPECT_TRUE(end->echo);
+  EXPECT_TRUE(Hear(Vowel(600)).empty());
+  EXPECT_TRUE(Hear(Silence(700)).empty());
+  EXPECT_FALSE(listener_->in_utterance());
+  EXPECT_EQ(recognizer_.streams.load(), 0);  // nor is the recognizer fed the agent's voice
 }
 
 TEST_F(ListenerTest, ANewStreamStartsOnThePreroll) {
@@ -228,6 +244,39 @@ TEST(ListenerCreate, RejectsWhatCannotListen) {
   auto bad = Listener::Create(options, &recognizer);
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("endpointer"), std::string::npos);
+}
+
+TEST_F(ListenerTest, ABackchannelOverTheAgentPausesItAndThenLetsItGoOn) {
+  recognizer_.SetTexts({"uh huh okay"});
+  recognizer_.stable_after_frames = 5;
+  Make(&recognizer_);
+  Hear(Silence(200));
+  playback_.playing = true;
+  std::vector<Listener::Event> events = Hear(Vowel(500));
+  for (const Listener::Event& e : Hear(Silence(700))) events.push_back(e);
+  EXPECT_NE(Find(events, Kind::kPause), nullptr);
+  EXPECT_NE(Find(events, Kind::kResume), nullptr);
+  EXPECT_EQ(Find(events, Kind::kBargeIn), nullptr);
+  const Listener::Event* end = Find(events, Kind::kEndOfTurn);
+  ASSERT_NE(end, nullptr);
+  EXPECT_TRUE(end->echo);  // not a turn to answer
+}
+
+TEST_F(ListenerTest, TheAgentsOwnWordsSaidBackDoNotInterruptIt) {
+  recognizer_.SetTexts({"seven business days"});
+  recognizer_.stable_after_frames = 5;
+  Make(&recognizer_);
+  listener_->AgentSays(3, "The refund takes five to seven business days.");
+  Hear(Silence(200));
+  playback_.playing = true;
+  std::vector<Listener::Event> events = Hear(Vowel(1000));  // longer than backchannel_max_ms
+  for (const Listener::Event& e : Hear(Silence(700))) events.push_back(e);
+  EXPECT_EQ(Find(events, Kind::kBargeIn), nullptr);
+  EXPECT_NE(Find(events, Kind::kResume), nullptr);
+  // The agent's next turn says other words: the same words, said at length, now interrupt it.
+  listener_->AgentSays(4, "Is there anything else?");
+  events = Hear(Vowel(1200));
+  EXPECT_NE(Find(events, Kind::kBargeIn), nullptr);
 }
 
 }  // namespace

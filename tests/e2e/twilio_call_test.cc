@@ -198,6 +198,45 @@ TEST_F(TwilioCallTest, BargeInClearsTheQueuedAudio) {
   EXPECT_GT(barge_ins.value(), barge_ins_before);
 }
 
+// A caller who stops to think inside a question ("... the status of my ... order") is answered
+// once, for the whole question, not once for the fragment and again for the rest.
+TEST_F(TwilioCallTest, AQuestionWithAPauseInsideIsAnsweredOnce) {
+  StartServer();
+  auto caller = Call("CA5");
+  Counter& turns = MetricsRegistry::Global().GetCounter("hotline_pipeline_turns_total", "");
+  const uint64_t before = turns.value();
+  caller->SendAudio(e2e::CallerSaysMulaw("i want to check the status of my"));
+  caller->SendSilence(500);
+  auto end = caller->SendAudio(e2e::CallerSaysMulaw("order please"));
+  ASSERT_TRUE(caller->WaitForAudio(end, 15000).has_value());
+  caller->SendSilence(2000);
+  EXPECT_EQ(turns.value() - before, 1u);
+}
+
+// "Okay" over the agent's answer: the agent falls silent for a moment at most, and its answer
+// goes on (the audio held by the pause is sent again); nothing is cancelled.
+TEST_F(TwilioCallTest, ABackchannelOverTheAnswerDoesNotStopIt) {
+  StartServer();
+  auto caller = Call("CA6");
+  auto end = caller->SendAudio(e2e::CallerSaysMulaw("i want to subscribe to the newsletter"));
+  ASSERT_TRUE(caller->WaitForAudio(end, 15000).has_value());
+  caller->SendSilence(300);
+  Counter& barge_ins = MetricsRegistry::Global().GetCounter("hotline_pipeline_barge_ins_total", "");
+  const uint64_t barge_ins_before = barge_ins.value();
+  const int clears_before = caller->clears();
+  const auto said = TwilioCaller::Clock::now();
+  caller->SendAudio(e2e::CallerSaysMulaw("okay"));
+  caller->SendSilence(1500);
+  EXPECT_EQ(barge_ins.value(), barge_ins_before);
+  std::printf("backchannel: %d pause(s) of the agent\n", caller->clears() - clears_before);
+  if (caller->clears() > clears_before) {
+    // Paused while the words were heard, then resumed: the held audio came again.
+    auto cleared = caller->FirstClearAfter(said);
+    ASSERT_TRUE(cleared.has_value());
+    EXPECT_TRUE(caller->WaitForAudio(*cleared, 3000).has_value());
+  }
+}
+
 TEST_F(TwilioCallTest, MalformedInputClosesOnlyThatCall) {
   StartServer();
   auto good = Call("CA3");
