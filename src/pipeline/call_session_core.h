@@ -166,10 +166,20 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
     double synth_ms = 0;  // synthesis time spent ahead
   };
   std::optional<Prework> prework;
+  // The text of the turn being spoken, piece by piece as the speaker says it, with the number of
+  // frames each piece has sent: with Playout::heard(), the words the caller heard before a
+  // barge-in (HeardTextLocked).
+  struct SpokenText {
+    int turn = -1;
+    std::vector<std::string> pieces;
+    std::vector<int> frames;
+  };
+  SpokenText spoken;
 
   // ---- answer strand ----
   answer::CallerSession caller;
   std::vector<answer::ChatMessage> history;
+  int history_turn = -1;  // the agent turn whose answer ends the history
   int misses = 0;  // unanswerable questions in a row
 
   // ---- speak strand ----
@@ -261,10 +271,13 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
   // the history now (a speculative start adds it once the final transcript confirms it).
   bool UsePrework(int idx, const std::shared_ptr<CancelToken>& token, const std::string& text,
                   bool remember = true);
-  void RememberExchange(const std::string& caller_text, const std::string& agent_text);
-  // Appends a caller turn (redacted) and the agent's answer to the history, keeping the last
-  // call.history_turns exchanges (answer strand).
-  void AddToHistory(const std::string& caller_text, const std::string& agent_text);
+  void RememberExchange(int idx, const std::string& caller_text, const std::string& agent_text);
+  // Appends a caller turn (redacted) and the agent's answer (turn `idx`) to the history, keeping
+  // the last call.history_turns exchanges (answer strand).
+  void AddToHistory(int idx, const std::string& caller_text, const std::string& agent_text);
+  // Turn `idx` was cut off by a barge-in after the caller heard `heard` of it: the history keeps
+  // only that, so the model is not told it said what the caller never heard (answer strand).
+  void CutHistory(int idx, const std::string& heard);
 
   // call_session_speak.cc
   // Queues speech of `pieces` for turn `idx` on the speak strand. `finish`: the turn's speech is
@@ -277,6 +290,10 @@ struct CallSession::Core : std::enable_shared_from_this<CallSession::Core> {
                 AfterSpeech after, const std::string& reason);
   // Where the speaker's audio of turn `idx` goes: the playout (SendFrames) and the ledger.
   Speaker::Output SpeakOutput(int idx, const CancelToken& token);
+  // The words of turn `idx` the caller heard before its audio stopped: the pieces played whole,
+  // and of the piece playing then, its words in proportion to its frames played ("" when none
+  // played). REQUIRES: mu held.
+  std::string HeardTextLocked(int idx) const;
   // Hands turn `idx`'s encoded frames to the playout, unless the turn was cancelled (mu).
   Status SendFrames(int idx, const CancelToken& token, std::deque<Playout::Frame>& frames);
   void Stamp(int idx, double TurnLedger::*field);

@@ -164,10 +164,12 @@ void CallSession::Core::StopPlaybackLocked() {
 void CallSession::Core::BargeIn() {
   SpeculationPending(/*now=*/true);
   int idx;
+  std::string heard;
   {
     std::lock_guard lock(mu);
     StopPlaybackLocked();
     idx = book.active();
+    heard = HeardTextLocked(idx);
     book.CancelActive();
     if (idx >= 0) {
       book.at(idx).ledger.barge_in = NowMs();
@@ -178,11 +180,24 @@ void CallSession::Core::BargeIn() {
   }
   metrics.barge_ins.Increment();
   HLOG_DEBUG("call {}: barge-in on turn {}", info.call_id, idx);
+  if (idx >= 0) {
+    // The history is the answer strand's; an answer still finishing there adds its exchange
+    // first (the strand runs in order), then this cuts it.
+    (void)answerer.Post([self = shared_from_this(), idx, heard] { self->CutHistory(idx, heard); });
+  }
   if (!closed.load()) {
-    nlohmann::json j = {{"turn", idx}};
+    nlohmann::json j = {{"turn", idx}, {"heard", heard}};
     sink->Event("barge_in", j.dump());
   }
   FinishTurn(idx);
+}
+
+void CallSession::Core::CutHistory(int idx, const std::string& heard) {
+  if (history_turn != idx || history.empty() || history.back().role != "assistant") return;
+  if (history.back().content == "<personal>") return;  // the caller's data stays out of it
+  // What the caller heard, and that it was cut ("…"): the model neither repeats it as new nor
+  // takes the rest as said.
+  history.back().content = heard.empty() ? "…" : heard + " …";
 }
 
 }  // namespace hotline::pipeline

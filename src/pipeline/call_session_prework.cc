@@ -109,18 +109,19 @@ void CallSession::Core::PostHint(const std::string& phrase) {
   (void)listen.Post([self, phrase] { self->listener->HintComplete(phrase); });
 }
 
-void CallSession::Core::RememberExchange(const std::string& caller_text,
+void CallSession::Core::RememberExchange(int idx, const std::string& caller_text,
                                          const std::string& agent_text) {
   auto self = shared_from_this();
   // History stays the answer strand's.
   (void)answerer.Post(
-      [self, caller_text, agent_text] { self->AddToHistory(caller_text, agent_text); });
+      [self, idx, caller_text, agent_text] { self->AddToHistory(idx, caller_text, agent_text); });
 }
 
-void CallSession::Core::AddToHistory(const std::string& caller_text,
+void CallSession::Core::AddToHistory(int idx, const std::string& caller_text,
                                      const std::string& agent_text) {
   history.push_back({"user", Redacted(caller_text)});
   history.push_back({"assistant", agent_text});
+  history_turn = idx;
   const size_t keep = static_cast<size_t>(res.call.history_turns) * 2;
   if (history.size() > keep) {
     history.erase(history.begin(), history.end() - static_cast<ptrdiff_t>(keep));
@@ -148,7 +149,7 @@ bool CallSession::Core::UsePrework(int idx, const std::shared_ptr<CancelToken>& 
   }
   metrics.prework_hits.Increment();
   metrics.CountTier(TurnTierName(answer.tier));
-  if (remember) RememberExchange(text, answer.text);
+  if (remember) RememberExchange(idx, text, answer.text);
   std::vector<std::string> pieces = answer.sentences;
   if (pieces.empty()) pieces.push_back(answer.text);
   PostSpeak(idx, token, std::move(pieces), false, true, AfterSpeech::kNone, "", BusyGuard());

@@ -2,6 +2,9 @@
 // call's Speaker (pipeline/speaker.h: audio cache or streaming TTS, line rate, codec) into the
 // Playout, with the ledger's stamps, the model's pacing, and the turn's end (its mark, then a
 // hang-up or transfer once it has played).
+#include <algorithm>
+#include <cmath>
+
 #include "common/log.h"
 #include "pipeline/call_session_core.h"
 
@@ -70,6 +73,12 @@ void CallSession::Core::RunSpeak(int idx, const std::shared_ptr<CancelToken>& to
     const bool first_piece = chunked_turn != idx;
     chunked_turn = idx;
     for (const std::string& chunk : speaker->ChunksOf(first_piece, text)) {
+      {
+        std::lock_guard lock(mu);
+        if (spoken.turn != idx) spoken = SpokenText{idx, {}, {}};
+        spoken.pieces.push_back(chunk);
+        spoken.frames.push_back(0);
+      }
       status = speaker->Say(chunk, *token, out);
       if (!status.ok()) break;
     }
@@ -105,6 +114,41 @@ void CallSession::Core::RunSpeak(int idx, const std::shared_ptr<CancelToken>& to
   FinishTurn(idx);
 }
 
+std::string CallSession::Core::HeardTextLocked(int idx) const {
+  const Playout::Place heard = playout.heard();
+  if (idx < 0 || heard.turn != idx || spoken.turn != idx || heard.piece < 0 ||
+      static_cast<size_t>(heard.piece) >= spoken.pieces.size()) {
+    return "";
+  }
+  std::string text;
+  auto append = [&text](std::string_view words) {
+    if (words.empty()) return;
+    if (!text.empty()) text += ' ';
+    text += words;
+  };
+  for (int p = 0; p < heard.piece; ++p) append(spoken.pieces[static_cast<size_t>(p)]);
+  // Of the piece playing: its words in proportion to its frames played (speech runs at a roughly
+  // even pace), whole words only.
+  const std::string& piece = spoken.pieces[static_cast<size_t>(heard.piece)];
+  const int frames = std::max(1, spoken.frames[static_cast<size_t>(heard.piece)]);
+  size_t words = 0;
+  for (size_t i = 0; i < piece.size(); ++i) {
+    if (piece[i] != ' ' && (i == 0 || piece[i - 1] == ' ')) ++words;
+  }
+  const size_t keep = std::min(words, static_cast<size_t>(std::lround(static_cast<double>(words) *
+                                                                      (heard.index + 1) / frames)));
+  size_t end = 0, seen = 0;
+  for (size_t i = 0; i < piece.size() && seen < keep; ++i) {
+    if (piece[i] != ' ' && (i == 0 || piece[i - 1] == ' ')) ++seen;
+    if (seen == keep) {
+      end = piece.find(' ', i);
+      if (end == std::string::npos) end = piece.size();
+    }
+  }
+  append(std::string_view(piece).substr(0, end));
+  return text;
+}
+
 Status CallSession::Core::SendFrames(int idx, const CancelToken& token,
                                      std::deque<Playout::Frame>& frames) {
   const size_t count = frames.size();
@@ -113,6 +157,10 @@ Status CallSession::Core::SendFrames(int idx, const CancelToken& token,
     // Under mu so that a barge-in's Clear() is never overtaken by audio of the cancelled turn.
     std::lock_guard lock(mu);
     if (token.cancelled() || closed.load()) return CancelledError("speech cancelled");
+    if (spoken.turn == idx && !spoken.pieces.empty()) {
+      const int piece = static_cast<int>(spoken.pieces.size()) - 1;
+      for (Playout::Frame& f : frames) f.place = {idx, piece, spoken.frames.back()++};
+    }
     playout.Send(frames, stream_ms.load());  // held instead while a pause lasts
     if (idx >= 0 && book.at(idx).ledger.first_audio_sent < 0) {
       book.at(idx).ledger.first_audio_sent = NowMs();

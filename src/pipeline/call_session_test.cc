@@ -133,6 +133,34 @@ TEST_F(CallSessionTest, BargeInClearsCancelsAndListens) {
   ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 2; }));
 }
 
+// The model is told only what the caller heard of a reply cut short: the history's answer is
+// the words played before the barge-in, marked as cut.
+TEST_F(CallSessionTest, AfterABargeInTheHistoryKeepsOnlyWhatTheCallerHeard) {
+  answerer_.reply =
+      "Your refund was sent on Monday and it should reach your card within five to seven "
+      "business days, and we will email you as soon as it arrives.";
+  StartCall();
+  Say();
+  ASSERT_TRUE(WaitFor([&] { return sink_->bytes() > 0; }));
+  Feed(Silence(600));  // the caller hears the start of the reply
+  recognizer_.stable_after_frames = 5;
+  Feed(Vowel(1200, 6000));
+  ASSERT_TRUE(WaitFor(
+      [&] { return metrics_.GetCounter("hotline_pipeline_barge_ins_total", "").value() == 1; }));
+  Feed(Silence(700));
+  ASSERT_TRUE(WaitFor([&] { return answerer_.answers_started.load() == 2; }));
+  std::lock_guard lock(answerer_.mu);
+  ASSERT_EQ(answerer_.histories.size(), 2u);
+  const std::vector<answer::ChatMessage>& h = answerer_.histories[1];
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[1].role, "assistant");
+  ASSERT_TRUE(h[1].content.ends_with(" …")) << h[1].content;
+  const std::string heard = h[1].content.substr(0, h[1].content.size() - std::string(" …").size());
+  EXPECT_FALSE(heard.empty());
+  EXPECT_LT(heard.size(), answerer_.reply.size()) << heard;  // cut short
+  EXPECT_TRUE(answerer_.reply.starts_with(heard)) << heard;
+}
+
 // Just in time: the model's request is urgent while the caller hears nothing of the answer, and
 // once the first sentence is playing its next tokens are due only when that audio ends.
 TEST_F(CallSessionTest, TheModelIsUrgentUntilTheFirstSentencePlays) {

@@ -136,7 +136,7 @@ void CallSession::Core::AnswerHeard(HeardTurn heard, bool speculated) {
   }
   if (speculated) {
     metrics.speculation_hits.Increment();
-    RememberExchange(r.transcript, heard.spoken);
+    RememberExchange(spec_idx, r.transcript, heard.spoken);
     ReleaseFinish(spec_idx);
     return;
   }
@@ -502,7 +502,7 @@ void CallSession::Core::SpeakAnswer(int idx, const std::shared_ptr<CancelToken>&
                                          : TurnOutcome::kAnswered);
     t.llm_gate = result->gated;
   }
-  AddToHistory(text, result->personal ? "<personal>" : result->text);
+  AddToHistory(idx, text, result->personal ? "<personal>" : result->text);
   AfterSpeech after = transfer ? AfterSpeech::kTransfer : AfterSpeech::kNone;
   std::string reason = result->transfer   ? "caller not verified"
                        : !transfer        ? ""

@@ -40,10 +40,19 @@ void Playout::MarkPlayed(std::string_view name, int64_t now_ms) {
   if (name != last_mark_ || !mark_outstanding_) return;
   mark_outstanding_ = false;
   if (end_ms_ > now_ms) end_ms_ = now_ms;
+  if (!playing_.empty()) heard_ = playing_.back().place;
   playing_.clear();
 }
 
+void Playout::HeardBefore(int64_t now_ms) {
+  for (const Frame& f : playing_) {
+    if (f.start_ms >= now_ms) break;
+    heard_ = f.place;
+  }
+}
+
 void Playout::Pause(int64_t now_ms) {
+  HeardBefore(now_ms);
   paused_ = true;
   // Frames not yet started are kept; the one playing is dropped (a resume starts at the next
   // frame boundary).
@@ -73,6 +82,7 @@ void Playout::Resume(int64_t now_ms) {
 }
 
 void Playout::Stop(int64_t now_ms, bool send_clear) {
+  HeardBefore(now_ms);
   const bool already_cleared = paused_;  // the pause sent the transport its Clear()
   paused_ = false;
   held_.clear();
@@ -93,6 +103,7 @@ float Playout::Level(int64_t now_ms) {
     playing_.pop_front();
   }
   if (playing_.empty() || playing_.front().start_ms > now_ms) return -120.0f;
+  heard_ = playing_.front().place;
   return playing_.front().level_dbfs;
 }
 

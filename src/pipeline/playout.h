@@ -33,10 +33,19 @@ namespace hotline::pipeline {
 class Playout {
  public:
   // One 20 ms frame of agent audio, encoded for the transport.
+  // Where a frame is in the agent's text: its turn, the piece of text (in the order spoken) and
+  // its place among that piece's frames. -1: not known.
+  struct Place {
+    int turn = -1;
+    int piece = -1;
+    int index = 0;
+  };
+
   struct Frame {
     int64_t start_ms = 0;  // when it starts playing (set by Send)
     float level_dbfs = -120.0f;
     std::vector<uint8_t> bytes;
+    Place place;
   };
 
   // `sink` must outlive the playout.
@@ -71,6 +80,9 @@ class Playout {
   int64_t StartOfNext(int64_t now_ms) const { return end_ms_ > now_ms ? end_ms_ : now_ms; }
   // The level of the frame playing at `now_ms` (-120 dBFS when none); forgets frames played.
   float Level(int64_t now_ms);
+  // The last frame that started playing (by the last Level, Pause, Stop or MarkPlayed): how far
+  // into its text the caller heard the agent.
+  Place heard() const { return heard_; }
 
  private:
   CallSink& sink_;
@@ -82,6 +94,10 @@ class Playout {
   bool mark_outstanding_ = false;  // last_mark_ sent, not yet reported played
   bool mark_held_ = false;         // last_mark_ to send after the held audio
   int resumes_ = 0;                // makes marks sent after a resume unique
+  Place heard_;
+
+  // Notes the frames of playing_ that started before `now_ms` as heard.
+  void HeardBefore(int64_t now_ms);
 };
 
 }  // namespace hotline::pipeline

@@ -185,6 +185,7 @@ class FakeAnswerer : public TurnAnswerer {
   std::string gated;   // with `fallback`: the LLM gate's reason the answer reports
   bool degraded = false;  // with `fallback`: a tier failed (TurnAnswer::degraded)
   std::vector<std::string> turns;
+  std::vector<std::vector<answer::ChatMessage>> histories;  // the history each Answer was given
   std::vector<std::optional<double>> asr_confidences;  // AnswerHooks::asr_confidence per turn
   std::vector<std::string> pins;
   std::vector<std::string> peeks;
@@ -206,7 +207,7 @@ class FakeAnswerer : public TurnAnswerer {
   }
 
   Result<TurnAnswer> Answer(std::string_view turn, answer::CallerSession&,
-                            const std::vector<answer::ChatMessage>&,
+                            const std::vector<answer::ChatMessage>& history,
                             const AnswerHooks& hooks) override {
     answers_started.fetch_add(1);
     schedule.store(hooks.schedule);
@@ -214,6 +215,7 @@ class FakeAnswerer : public TurnAnswerer {
     {
       std::lock_guard lock(mu);
       turns.emplace_back(turn);
+      histories.push_back(history);
       asr_confidences.push_back(hooks.asr_confidence);
       if (hooks.schedule != nullptr) schedule_at_start = hooks.schedule->Get();
       sentences = stream_sentences;
