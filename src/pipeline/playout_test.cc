@@ -124,5 +124,35 @@ TEST(Playout, ANewTurnDropsWhatAPauseHeldButStaysPaused) {
   EXPECT_EQ(sink.marks(), std::vector<std::string>{"turn-5"});
 }
 
+// Frames numbered 0..n-1 in piece `piece` of turn `turn`.
+std::deque<Playout::Frame> Placed(int turn, int piece, int n) {
+  std::deque<Playout::Frame> frames = Frames(n);
+  for (int i = 0; i < n; ++i) frames[static_cast<size_t>(i)].place = {turn, piece, i};
+  return frames;
+}
+
+TEST(Playout, HeardIsTheLastFrameThatStartedPlaying) {
+  TestSink sink;
+  Playout out(sink);
+  EXPECT_EQ(out.heard().turn, -1);  // nothing played yet
+  auto a = Placed(3, 0, 10);        // 0-200 ms
+  out.Send(a, 0);
+  auto b = Placed(3, 1, 10);  // 200-400 ms
+  out.Send(b, 0);
+  out.Level(50);  // the third frame of piece 0 plays
+  EXPECT_EQ(out.heard().piece, 0);
+  EXPECT_EQ(out.heard().index, 2);
+  // A pause at 250 ms: the caller heard up to the third frame of piece 1, whatever is held.
+  out.Pause(250);
+  EXPECT_EQ(out.heard().turn, 3);
+  EXPECT_EQ(out.heard().piece, 1);
+  EXPECT_EQ(out.heard().index, 2);
+  // Resumed at 400 ms (the held frames start again there), stopped at 450 ms.
+  out.Resume(400);
+  out.Stop(450);
+  EXPECT_EQ(out.heard().piece, 1);
+  EXPECT_EQ(out.heard().index, 5);
+}
+
 }  // namespace
 }  // namespace hotline::pipeline
