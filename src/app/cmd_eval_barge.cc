@@ -336,6 +336,7 @@ Result<std::vector<Trial>> MakeTrials(const Options& o, const std::vector<turns:
 }
 
 struct Tally {
+  bool interrupts = false;  // trials of the kinds that should stop the agent
   int n = 0, stopped = 0, paused = 0;
   PercentileSummary quiet, confirm, paused_ms;
 };
@@ -454,6 +455,7 @@ int RunEvalBarge(std::span<const std::string> argv) {
       const std::string cls = Interrupts(t.kind) ? "interruptions" : "backchannels";
       for (const std::string& key : {group + "/" + cls, group + "/kind/" + t.kind}) {
         Tally& y = tallies[key];
+        y.interrupts = Interrupts(t.kind);
         ++y.n;
         y.stopped += r.stopped ? 1 : 0;
         if (r.stopped) {
@@ -467,9 +469,7 @@ int RunEvalBarge(std::span<const std::string> argv) {
     }
     nlohmann::json& pj = js["rules"][policies[p].first];
     for (const auto& [key, t] : tallies) {
-      const bool interrupts = key.ends_with("interruptions") || key.ends_with("/interruption") ||
-                              key.ends_with("/question");
-      pj[key] = Summary(t, interrupts);
+      pj[key] = Summary(t, t.interrupts);
     }
   }
   nlohmann::json misses = nlohmann::json::array();

@@ -51,7 +51,8 @@ struct BargeInConfig {
   // Caller speech after which playback pauses pending confirmation (0 = no pause stage: the
   // agent stops only at min_speech_ms). Must be below min_speech_ms.
   int pause_after_ms = 80;
-  // A pause not confirmed within this long resumes the agent's audio where it stopped.
+  // A pause whose speech has not reached min_speech_ms within this long resumes the agent's audio
+  // where it stopped (a held pause, with check_words, ends by the hold's rules instead).
   int resume_after_ms = 300;
   // Confirm only once the caller's words interrupt (see above); false: min_speech_ms confirms.
   bool check_words = true;
@@ -74,7 +75,8 @@ struct BargeInConfig {
     v.Field("pause_after_ms", pause_after_ms,
             "Caller speech that pauses playback pending confirmation (ms; 0 = no pause stage)");
     v.Field("resume_after_ms", resume_after_ms,
-            "An unconfirmed pause resumes the agent's audio after this long (ms)");
+            "A pause still short of min_speech_ms resumes the agent's audio after this long "
+            "(ms); a held pause ends by the hold's rules");
     v.Field("check_words", check_words,
             "Confirm only when the caller's words interrupt: a backchannel (uh-huh, okay) or "
             "the agent's own words said back hold the pause instead");

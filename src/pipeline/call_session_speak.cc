@@ -4,6 +4,7 @@
 // hang-up or transfer once it has played).
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "common/log.h"
 #include "pipeline/call_session_core.h"
@@ -131,20 +132,15 @@ std::string CallSession::Core::HeardTextLocked(int idx) const {
   // even pace), whole words only.
   const std::string& piece = spoken.pieces[static_cast<size_t>(heard.piece)];
   const int frames = std::max(1, spoken.frames[static_cast<size_t>(heard.piece)]);
-  size_t words = 0;
+  std::vector<size_t> word_ends;  // offset just past each word
   for (size_t i = 0; i < piece.size(); ++i) {
-    if (piece[i] != ' ' && (i == 0 || piece[i - 1] == ' ')) ++words;
+    if (piece[i] != ' ' && (i + 1 == piece.size() || piece[i + 1] == ' '))
+      word_ends.push_back(i + 1);
   }
-  const size_t keep = std::min(words, static_cast<size_t>(std::lround(static_cast<double>(words) *
-                                                                      (heard.index + 1) / frames)));
-  size_t end = 0, seen = 0;
-  for (size_t i = 0; i < piece.size() && seen < keep; ++i) {
-    if (piece[i] != ' ' && (i == 0 || piece[i - 1] == ' ')) ++seen;
-    if (seen == keep) {
-      end = piece.find(' ', i);
-      if (end == std::string::npos) end = piece.size();
-    }
-  }
+  const size_t keep = std::min(
+      word_ends.size(), static_cast<size_t>(std::lround(static_cast<double>(word_ends.size()) *
+                                                        (heard.index + 1) / frames)));
+  const size_t end = keep == 0 ? 0 : word_ends[keep - 1];
   append(std::string_view(piece).substr(0, end));
   return text;
 }
